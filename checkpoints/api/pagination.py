@@ -1,0 +1,117 @@
+"""Keyset cursor pagination: `{"results", "next", "previous"}`, `limit` 1..500 (default 50).
+
+Pages are seeks on an index (`WHERE (a, b) < (x, y) ORDER BY a DESC, b DESC LIMIT n`), never OFFSET, so
+page 10,000 costs what page 1 costs. The ordering must end in a unique field (the primary key).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from django.db import models
+from django.db.models import Q
+from rest_framework.request import Request
+from rest_framework.utils.urls import replace_query_param
+
+from checkpoints.exceptions import ValidationFailed
+
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 500
+
+
+def parse_limit(request: Request, default: int = DEFAULT_LIMIT, maximum: int = MAX_LIMIT) -> int:
+    """The `limit` query parameter: an integer from 1 to `maximum` (0 or negative is an error, not "all")."""
+    raw = request.query_params.get("limit")
+    if raw is None or raw == "":
+        return default
+    try:
+        limit = int(raw)
+    except ValueError as exc:
+        raise ValidationFailed("limit must be an integer.", {"limit": raw}) from exc
+    if not 1 <= limit <= maximum:
+        raise ValidationFailed(f"limit must be between 1 and {maximum}.", {"limit": limit})
+    return limit
+
+
+class KeysetPage:
+    """One page of a queryset ordered by `ordering` (field names, "-" for descending)."""
+
+    cursor_param = "cursor"
+
+    def __init__(self, request: Request, queryset: models.QuerySet[Any], ordering: Sequence[str]) -> None:
+        self.request = request
+        self.ordering = list(ordering)
+        self.limit = parse_limit(request)
+        position, backwards = self._decode(request.query_params.get(self.cursor_param))
+        page_ordering = [self._flip(f) for f in self.ordering] if backwards else self.ordering
+        if position is not None:
+            queryset = queryset.filter(self._after(position, page_ordering))
+        rows = list(queryset.order_by(*page_ordering)[: self.limit + 1])
+        more = len(rows) > self.limit
+        rows = rows[: self.limit]
+        if backwards:
+            rows.reverse()
+        self.results = rows
+        first, last = (rows[0], rows[-1]) if rows else (None, None)
+        # Going forwards there is a previous page if we arrived by cursor; going backwards, if more remain.
+        has_next = (not backwards and more) or (backwards and position is not None)
+        has_previous = (backwards and more) or (not backwards and position is not None)
+        self.next = self._link(last, backwards=False) if has_next and last is not None else None
+        self.previous = self._link(first, backwards=True) if has_previous and first is not None else None
+
+    @staticmethod
+    def _flip(field: str) -> str:
+        return field[1:] if field.startswith("-") else f"-{field}"
+
+    def _after(self, position: list[Any], ordering: Sequence[str]) -> Q:
+        """Rows strictly after `position` in `ordering`: (a > x) OR (a = x AND b > y) OR ..."""
+        condition = Q()
+        equal_so_far = Q()
+        for field, value in zip(ordering, position, strict=True):
+            name = field.lstrip("-")
+            op = "lt" if field.startswith("-") else "gt"
+            condition |= equal_so_far & Q(**{f"{name}__{op}": value})
+            equal_so_far &= Q(**{name: value})
+        return condition
+
+    def _value(self, row: Any, field: str) -> Any:
+        value = getattr(row, field.lstrip("-"))
+        return value.isoformat() if isinstance(value, datetime) else value
+
+    def _link(self, row: Any, *, backwards: bool) -> str:
+        payload = {"p": [self._value(row, f) for f in self.ordering], "b": backwards}
+        token = (
+            base64.urlsafe_b64encode(json.dumps(payload, separators=(",", ":")).encode()).decode().rstrip("=")
+        )
+        return replace_query_param(self.request.build_absolute_uri(), self.cursor_param, token)
+
+    def _decode(self, token: str | None) -> tuple[list[Any] | None, bool]:
+        if not token:
+            return None, False
+        try:
+            payload = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+            position, backwards = payload["p"], bool(payload["b"])
+            if not isinstance(position, list) or len(position) != len(self.ordering):
+                raise ValueError("cursor does not match this list's ordering")
+            position = [self._coerce(f, v) for f, v in zip(self.ordering, position, strict=True)]
+        except (ValueError, KeyError, TypeError, binascii.Error, UnicodeDecodeError) as exc:
+            raise ValidationFailed("Invalid cursor.", {"cursor": token[:64]}) from exc
+        return position, backwards
+
+    def _coerce(self, field: str, value: Any) -> Any:
+        if isinstance(value, str) and field.lstrip("-").endswith("_at"):
+            parsed = datetime.fromisoformat(value)
+            if parsed.tzinfo is None:
+                raise ValueError("naive timestamp in cursor")
+            return parsed
+        if not isinstance(value, str | int) or isinstance(value, bool):
+            raise ValueError("bad cursor value")
+        return value
+
+    def envelope(self, results: list[Any]) -> dict[str, Any]:
+        return {"results": results, "next": self.next, "previous": self.previous}

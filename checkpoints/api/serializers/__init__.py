@@ -1,0 +1,1 @@
+"""Input serializers validate requests; output serializers render responses. One module per concept."""

@@ -1,0 +1,226 @@
+"""Checkpoint request and response shapes (SPEC section 5)."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from rest_framework import serializers
+
+from checkpoints.api.fields import (
+    AnyJSONField,
+    ClientIdField,
+    JSONObjectField,
+    StrictBooleanField,
+    StrictCharField,
+    StrictIntegerField,
+    StrictSerializer,
+    TimestampField,
+    TtlSecondsField,
+)
+from checkpoints.api.renderers import RawJSON
+from checkpoints.integrity import format_timestamp
+from checkpoints.models import Checkpoint, PendingWrite
+
+_HEX64 = re.compile(r"^[0-9a-f]{64}\Z")
+
+
+class StrictChoiceField(serializers.ChoiceField):
+    def to_internal_value(self, data: Any) -> Any:
+        if not isinstance(data, str):
+            self.fail("invalid_choice", input=data)
+        return super().to_internal_value(data)
+
+
+class ChecksumField(StrictCharField):
+    def to_internal_value(self, data: Any) -> str:
+        value = super().to_internal_value(data)
+        if not _HEX64.match(value):
+            raise serializers.ValidationError("Expected a lowercase hex SHA-256 digest (64 characters).")
+        return value
+
+
+def _optional_name(**kwargs: Any) -> StrictCharField:
+    return StrictCharField(required=False, allow_null=True, min_length=1, max_length=255, **kwargs)
+
+
+class CheckpointStateSerializer(StrictSerializer):
+    """Body of `PUT threads/{id}/state/`: a checkpoint whose parent is the current head."""
+
+    checkpoint_id = ClientIdField(required=False)
+    namespace = StrictCharField(required=False, allow_blank=True, max_length=255, trim_whitespace=False)
+    agent_id = StrictCharField(min_length=1, max_length=255)
+    framework = StrictChoiceField(choices=Checkpoint.Framework.choices, required=False)
+    schema_version = StrictCharField(required=False, min_length=1, max_length=32)
+    step_index = StrictIntegerField(required=False)
+    step_name = _optional_name()
+    run_id = _optional_name()
+    state = AnyJSONField()
+    # Field named like Serializer.context: DRF moves declared fields off the class, the stubs cannot know.
+    context = JSONObjectField(required=False)  # type: ignore[assignment]
+    metadata = JSONObjectField(required=False)
+    ttl_seconds = TtlSecondsField(required=False)
+    pinned = StrictBooleanField(required=False)
+    checksum = ChecksumField(required=False)
+    created_at = TimestampField(
+        required=False,
+        help_text="Optional, for clients that hash the whole record before sending it (with `checksum`).",
+    )
+
+    def validate_state(self, value: Any) -> Any:
+        if value is None:
+            raise serializers.ValidationError("This field may not be null.")
+        return value
+
+
+class CheckpointCreateSerializer(CheckpointStateSerializer):
+    """Body of `POST threads/{id}/checkpoints/`."""
+
+    parent_id = ClientIdField(required=False, allow_null=True)
+
+
+class CheckpointTtlSerializer(StrictSerializer):
+    ttl_seconds = TtlSecondsField(required=False)
+    pinned = StrictBooleanField(required=False)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs:
+            raise serializers.ValidationError(
+                "Send ttl_seconds (a number of seconds, or null) and/or pinned."
+            )
+        return attrs
+
+
+class CheckpointHandoffSerializer(StrictSerializer):
+    target_agent_id = StrictCharField(min_length=1, max_length=255)
+    # Field named like Serializer.context: DRF moves declared fields off the class, the stubs cannot know.
+    context = JSONObjectField(required=False)  # type: ignore[assignment]
+    ttl_seconds = TtlSecondsField(required=False)
+
+
+class PendingWriteItemSerializer(StrictSerializer):
+    channel = StrictCharField(min_length=1, max_length=255)
+    value = AnyJSONField()
+    type = StrictCharField(required=False, allow_blank=True, max_length=64)
+    idx = StrictIntegerField(required=False, min_value=-(2**31), max_value=2**31 - 1)
+
+
+class PendingWritesCreateSerializer(StrictSerializer):
+    task_id = StrictCharField(min_length=1, max_length=255)
+    task_path = StrictCharField(required=False, allow_blank=True, max_length=1024)
+    writes = PendingWriteItemSerializer(many=True, allow_empty=False, max_length=1000)  # type: ignore[call-arg]
+
+
+def _timestamp(value: datetime | None) -> str | None:
+    return format_timestamp(value) if value is not None else None
+
+
+def checkpoint_representation(
+    checkpoint: Checkpoint, *, include_state: bool, now: datetime, thread_id: str | None = None
+) -> dict[str, Any]:
+    """The API shape of a checkpoint. Stored JSON is spliced in raw (RawJSON), never re-serialised.
+
+    Payloads are null once a checkpoint is unreadable (a tombstone, or past its expiry before any sweep).
+    """
+    readable = checkpoint.is_readable(now)
+    data: dict[str, Any] = {
+        "thread_id": thread_id or checkpoint.thread.thread_id,
+        "namespace": checkpoint.namespace,
+        "checkpoint_id": checkpoint.checkpoint_id,
+        "parent_id": checkpoint.parent_checkpoint_id,
+        "agent_id": checkpoint.agent_id,
+        "framework": checkpoint.framework,
+        "schema_version": checkpoint.schema_version,
+        "step_index": checkpoint.step_index,
+        "step_name": checkpoint.step_name,
+        "run_id": checkpoint.run_id,
+    }
+    if include_state:
+        for name in ("state", "context", "metadata"):
+            text = getattr(checkpoint, name) if readable else None
+            data[name] = RawJSON(text) if text is not None else None
+    data.update(
+        {
+            "handoff_target": checkpoint.handoff_target,
+            "handoff_from": checkpoint.handoff_from,
+            "message_seq": checkpoint.message_seq,
+            "checksum": checkpoint.checksum,
+            "size_bytes": checkpoint.size_bytes,
+            "created_at": _timestamp(checkpoint.created_at),
+            "expires_at": _timestamp(checkpoint.expires_at),
+            "pinned": checkpoint.pinned,
+            "expired_at": _timestamp(checkpoint.effective_expired_at(now)),
+        }
+    )
+    return data
+
+
+class CheckpointSerializer(serializers.Serializer):
+    """The checkpoint representation, declared for the OpenAPI schema. Views render with
+    `checkpoint_representation` (fast, raw JSON splicing); tests check the two agree."""
+
+    thread_id = serializers.CharField()
+    namespace = serializers.CharField()
+    checkpoint_id = serializers.CharField()
+    parent_id = serializers.CharField(allow_null=True)
+    agent_id = serializers.CharField()
+    framework = serializers.ChoiceField(choices=Checkpoint.Framework.choices)
+    schema_version = serializers.CharField()
+    step_index = serializers.IntegerField()
+    step_name = serializers.CharField(allow_null=True)
+    run_id = serializers.CharField(allow_null=True)
+    state = serializers.JSONField(
+        allow_null=True, required=False, help_text="Omitted in lists without include_state."
+    )
+    context = serializers.JSONField(allow_null=True, required=False)  # type: ignore[assignment]
+    metadata = serializers.JSONField(allow_null=True, required=False)
+    handoff_target = serializers.CharField(allow_null=True)
+    handoff_from = serializers.CharField(allow_null=True)
+    message_seq = serializers.IntegerField()
+    checksum = serializers.CharField()
+    size_bytes = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    expires_at = serializers.DateTimeField(allow_null=True)
+    pinned = serializers.BooleanField()
+    expired_at = serializers.DateTimeField(allow_null=True)
+
+
+class CheckpointPageSerializer(serializers.Serializer):
+    results = CheckpointSerializer(many=True)
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+
+
+class DiffSerializer(serializers.Serializer):
+    checkpoint_id = serializers.CharField()
+    against = serializers.CharField(allow_null=True)
+    patch = serializers.ListField(child=serializers.DictField())
+
+
+def pending_write_representation(write: PendingWrite) -> dict[str, Any]:
+    return {
+        "task_id": write.task_id,
+        "task_path": write.task_path,
+        "idx": write.idx,
+        "channel": write.channel,
+        "type": write.type,
+        "value": RawJSON(write.value),
+        "created_at": _timestamp(write.created_at),
+    }
+
+
+class PendingWriteSerializer(serializers.Serializer):
+    task_id = serializers.CharField()
+    task_path = serializers.CharField()
+    idx = serializers.IntegerField()
+    channel = serializers.CharField()
+    type = serializers.CharField()
+    value = serializers.JSONField()
+    created_at = serializers.DateTimeField()
+
+
+class PendingWriteListSerializer(serializers.Serializer):
+    results = PendingWriteSerializer(many=True)
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)

@@ -1,0 +1,44 @@
+"""Routes of /api/v1/. Public ids in paths use the `cid` converter ([A-Za-z0-9._:-]{1,128})."""
+
+from __future__ import annotations
+
+from django.urls import path, register_converter
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from checkpoints.api.views import checkpoints as cp
+from checkpoints.api.views.state import ThreadStateView
+from checkpoints.models.thread import CLIENT_ID_PATTERN
+
+
+class ClientIdConverter:
+    regex = CLIENT_ID_PATTERN
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(ClientIdConverter, "cid")
+
+app_name = "api"
+
+CHECKPOINT = "threads/<cid:thread_id>/checkpoints/<cid:checkpoint_id>/"
+
+urlpatterns = [
+    path("threads/<cid:thread_id>/state/", ThreadStateView.as_view(), name="thread-state"),
+    path(
+        "threads/<cid:thread_id>/checkpoints/", cp.ThreadCheckpointsView.as_view(), name="thread-checkpoints"
+    ),
+    path(CHECKPOINT, cp.CheckpointDetailView.as_view(), name="checkpoint-detail"),
+    path(f"{CHECKPOINT}ttl/", cp.CheckpointTtlView.as_view(), name="checkpoint-ttl"),
+    path(f"{CHECKPOINT}handoff/", cp.CheckpointHandoffView.as_view(), name="checkpoint-handoff"),
+    path(f"{CHECKPOINT}diff/", cp.CheckpointDiffView.as_view(), name="checkpoint-diff"),
+    path(f"{CHECKPOINT}lineage/", cp.CheckpointLineageView.as_view(), name="checkpoint-lineage"),
+    path(f"{CHECKPOINT}writes/", cp.CheckpointWritesView.as_view(), name="checkpoint-writes"),
+    path("checkpoints/", cp.WorkspaceCheckpointsView.as_view(), name="checkpoints"),
+    path("checkpoints/<cid:checkpoint_id>/", cp.CheckpointByIdView.as_view(), name="checkpoint-by-id"),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+]

@@ -1,0 +1,1 @@
+"""API views: each parses with an input serializer, calls one service, renders the result."""

@@ -1,0 +1,54 @@
+"""What every API view shares: the request's workspace and actor, strict input, query parameter helpers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework.views import APIView
+
+from checkpoints.exceptions import ValidationFailed
+from checkpoints.models import ApiKey, Workspace
+from checkpoints.services.audit import Actor
+
+_TRUE = {"true", "1", "yes"}
+_FALSE = {"false", "0", "no"}
+
+
+class WorkspaceAPIView(APIView):
+    """Base view. Every queryset a request reaches starts from `self.workspace` (the key's workspace)."""
+
+    @property
+    def api_key(self) -> ApiKey:
+        key = self.request.auth
+        assert isinstance(key, ApiKey)  # guaranteed by HasScope, which runs before any handler
+        return key
+
+    @property
+    def workspace(self) -> Workspace:
+        return self.api_key.workspace
+
+    @property
+    def actor(self) -> Actor:
+        return Actor.for_api_key(self.api_key)
+
+    def validated(self, serializer_class: type[Any], data: Any = None) -> dict[str, Any]:
+        serializer = serializer_class(data=self.request.data if data is None else data)
+        serializer.is_valid(raise_exception=True)
+        return dict(serializer.validated_data)
+
+    def query_bool(self, name: str, default: bool = False) -> bool:
+        raw = self.request.query_params.get(name)
+        if raw is None or raw == "":
+            return default
+        if raw.lower() in _TRUE:
+            return True
+        if raw.lower() in _FALSE:
+            return False
+        raise ValidationFailed(f"{name} must be true or false.", {name: raw})
+
+    def query_namespace(self) -> str | None:
+        """`?namespace=` as given (empty = the root namespace); None when absent (= any namespace)."""
+        value = self.request.query_params.get("namespace")
+        if value is not None and len(value) > 255:
+            raise ValidationFailed("namespace is longer than 255 characters.")
+        return value

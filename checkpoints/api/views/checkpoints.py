@@ -1,0 +1,376 @@
+"""Checkpoint endpoints: save, timeline, restore, expire, TTL, handoff, diff, lineage, pending writes,
+the workspace-wide timeline and restore by id alone."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from django.urls import reverse
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from checkpoints.api.errors import envelope
+from checkpoints.api.filters import CheckpointFilterSet, filter_queryset
+from checkpoints.api.pagination import KeysetPage, parse_limit
+from checkpoints.api.serializers.checkpoints import (
+    CheckpointCreateSerializer,
+    CheckpointHandoffSerializer,
+    CheckpointPageSerializer,
+    CheckpointSerializer,
+    CheckpointTtlSerializer,
+    DiffSerializer,
+    PendingWriteListSerializer,
+    PendingWritesCreateSerializer,
+    checkpoint_representation,
+    pending_write_representation,
+)
+from checkpoints.api.views.base import WorkspaceAPIView
+from checkpoints.exceptions import ChecksumMismatch, ValidationFailed
+from checkpoints.models import Checkpoint
+from checkpoints.services.checkpoint_reads import (
+    checkpoint_diff,
+    checkpoint_get,
+    checkpoint_get_by_id,
+    checkpoint_lineage,
+    pending_writes_for,
+    thread_get,
+)
+from checkpoints.services.checkpoints import (
+    UNSET,
+    SaveResult,
+    checkpoint_compute_checksum,
+    checkpoint_expire,
+    checkpoint_handoff,
+    checkpoint_save,
+    checkpoint_set_ttl,
+    pending_writes_put,
+)
+
+NAMESPACE_PARAM = OpenApiParameter(
+    "namespace", str, description="Checkpoint namespace; omit to search every namespace of the thread."
+)
+INCLUDE_STATE_PARAM = OpenApiParameter(
+    "include_state", bool, description="Include state, context and metadata."
+)
+LIST_PARAMS = [
+    OpenApiParameter("limit", int, description="Page size, 1-500 (default 50)."),
+    OpenApiParameter("cursor", str, description="Opaque cursor from `next` or `previous`."),
+]
+FILTER_PARAMS = [
+    OpenApiParameter("agent_id", str),
+    OpenApiParameter("step_name", str),
+    OpenApiParameter("run_id", str),
+    OpenApiParameter("framework", str, enum=[c for c, _ in Checkpoint.Framework.choices]),
+    OpenApiParameter("handoff_target", str),
+    OpenApiParameter("created_after", OpenApiTypes.DATETIME),
+    OpenApiParameter("created_before", OpenApiTypes.DATETIME),
+    OpenApiParameter("metadata", str, description="JSON object the metadata must contain."),
+    OpenApiParameter("before", str, description="Only checkpoints created before this checkpoint_id."),
+    OpenApiParameter(
+        "include_tombstones", bool, description="Also list expired checkpoints (payloads null)."
+    ),
+]
+
+
+def checkpoint_url(checkpoint: Checkpoint, view: str = "api:checkpoint-detail", **params: Any) -> str:
+    path = reverse(
+        view, kwargs={"thread_id": checkpoint.thread.thread_id, "checkpoint_id": checkpoint.checkpoint_id}
+    )
+    return f"{path}?{urlencode({'namespace': checkpoint.namespace, **params})}"
+
+
+def gone_response(checkpoint: Checkpoint) -> Response:
+    """410 with the tombstone in the body, so lineage and audits stay whole for the client too."""
+    now = timezone.now()
+    body = envelope(
+        "gone",
+        f"Checkpoint {checkpoint.checkpoint_id!r} has expired.",
+        {"checkpoint": checkpoint_representation(checkpoint, include_state=True, now=now)},
+    )
+    return Response(body, status=status.HTTP_410_GONE)
+
+
+def verified_response(checkpoint: Checkpoint, *, include_state: bool = True) -> Response:
+    """A restore: 410 if unreadable, 409 if the re-hash disagrees, else 200 + X-Checksum-Verified."""
+    now = timezone.now()
+    if not checkpoint.is_readable(now):
+        return gone_response(checkpoint)
+    computed = checkpoint_compute_checksum(checkpoint)
+    if computed != checkpoint.checksum:
+        raise ChecksumMismatch(
+            "The stored checkpoint does not match its checksum; it was altered after it was saved.",
+            {"checkpoint_id": checkpoint.checkpoint_id, "stored": checkpoint.checksum, "computed": computed},
+        )
+    response = Response(checkpoint_representation(checkpoint, include_state=include_state, now=now))
+    response["X-Checksum-Verified"] = "true"
+    response["ETag"] = f'"{checkpoint.checkpoint_id}"'
+    return response
+
+
+def saved_response(result: SaveResult, *, include_state: bool) -> Response:
+    body = checkpoint_representation(result.checkpoint, include_state=include_state, now=timezone.now())
+    code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
+    return Response(body, status=code, headers={"Location": checkpoint_url(result.checkpoint)})
+
+
+def save_arguments(data: dict[str, Any]) -> dict[str, Any]:
+    """Map validated input to checkpoint_save keywords (absent optional fields stay absent)."""
+    arguments = dict(data)
+    if "ttl_seconds" not in arguments:
+        arguments["ttl_seconds"] = UNSET
+    if "parent_id" not in arguments:
+        arguments["parent_id"] = UNSET
+    return arguments
+
+
+class ThreadCheckpointsView(WorkspaceAPIView):
+    @extend_schema(
+        summary="Timeline of a thread, newest first",
+        parameters=[NAMESPACE_PARAM, INCLUDE_STATE_PARAM, *FILTER_PARAMS, *LIST_PARAMS],
+        responses=CheckpointPageSerializer,
+    )
+    def get(self, request: Request, thread_id: str) -> Response:
+        thread = thread_get(workspace=self.workspace, thread_id=thread_id)
+        queryset = Checkpoint.objects.filter(thread=thread)
+        if not self.query_bool("include_tombstones"):
+            queryset = queryset.live()
+        namespace = self.query_namespace()
+        if namespace is not None:
+            queryset = queryset.filter(namespace=namespace)
+        before = request.query_params.get("before")
+        if before:
+            anchors = Checkpoint.objects.filter(thread=thread, checkpoint_id=before)
+            if namespace is not None:
+                anchors = anchors.filter(namespace=namespace)
+            anchor_pks = list(anchors.values_list("pk", flat=True)[:2])
+            if len(anchor_pks) != 1:
+                problem = "no such checkpoint" if not anchor_pks else "ambiguous: give the namespace"
+                raise ValidationFailed(f"before: {problem}.", {"before": before})
+            queryset = queryset.filter(pk__lt=anchor_pks[0])
+        include_state = self.query_bool("include_state")
+        if not include_state:
+            queryset = queryset.without_payload()
+        queryset = filter_queryset(CheckpointFilterSet, request.query_params, queryset)
+        page = KeysetPage(request, queryset, ["-id"])
+        now = timezone.now()
+        results = [
+            checkpoint_representation(c, include_state=include_state, now=now, thread_id=thread.thread_id)
+            for c in page.results
+        ]
+        return Response(page.envelope(results))
+
+    @extend_schema(
+        summary="Save a checkpoint (creates the thread if missing)",
+        request=CheckpointCreateSerializer,
+        responses={201: CheckpointSerializer, 200: CheckpointSerializer},
+        parameters=[INCLUDE_STATE_PARAM],
+    )
+    def post(self, request: Request, thread_id: str) -> Response:
+        data = self.validated(CheckpointCreateSerializer)
+        result = checkpoint_save(workspace=self.workspace, thread_id=thread_id, **save_arguments(data))
+        return saved_response(result, include_state=self.query_bool("include_state", default=True))
+
+
+class CheckpointDetailView(WorkspaceAPIView):
+    def _get(self, thread_id: str, checkpoint_id: str) -> Checkpoint:
+        return checkpoint_get(
+            workspace=self.workspace,
+            thread_id=thread_id,
+            checkpoint_id=checkpoint_id,
+            namespace=self.query_namespace(),
+        )
+
+    @extend_schema(
+        summary="Restore a checkpoint (re-hashed; X-Checksum-Verified: true)",
+        parameters=[NAMESPACE_PARAM],
+        responses={200: CheckpointSerializer},
+    )
+    def get(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
+        return verified_response(self._get(thread_id, checkpoint_id))
+
+    @extend_schema(
+        summary="Expire a checkpoint now (it becomes a tombstone)",
+        parameters=[NAMESPACE_PARAM],
+        responses={204: None},
+    )
+    def delete(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
+        checkpoint_expire(checkpoint=self._get(thread_id, checkpoint_id), actor=self.actor)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class CheckpointTtlView(CheckpointDetailView):
+    @extend_schema(
+        summary="Set, extend or clear the expiry; pin or unpin",
+        request=CheckpointTtlSerializer,
+        parameters=[NAMESPACE_PARAM],
+        responses={200: CheckpointSerializer},
+    )
+    def post(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
+        data = self.validated(CheckpointTtlSerializer)
+        updated = checkpoint_set_ttl(
+            checkpoint=self._get(thread_id, checkpoint_id),
+            actor=self.actor,
+            ttl_seconds=data.get("ttl_seconds", UNSET),
+            pinned=data.get("pinned", UNSET),
+        )
+        return Response(checkpoint_representation(updated, include_state=False, now=timezone.now()))
+
+
+class CheckpointHandoffView(CheckpointDetailView):
+    @extend_schema(
+        summary="Hand the state to another agent (a child checkpoint owned by the target)",
+        request=CheckpointHandoffSerializer,
+        parameters=[NAMESPACE_PARAM],
+        responses={201: CheckpointSerializer},
+    )
+    def post(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
+        data = self.validated(CheckpointHandoffSerializer)
+        handed = checkpoint_handoff(
+            source=self._get(thread_id, checkpoint_id),
+            target_agent_id=data["target_agent_id"],
+            actor=self.actor,
+            context=data.get("context", UNSET),
+            ttl_seconds=data.get("ttl_seconds", UNSET),
+        )
+        return saved_response(SaveResult(handed, created=True), include_state=True)
+
+
+class CheckpointDiffView(CheckpointDetailView):
+    @extend_schema(
+        summary="RFC 6902 JSON Patch from another checkpoint (default: the parent) to this one",
+        parameters=[
+            NAMESPACE_PARAM,
+            OpenApiParameter("against", str, description="checkpoint_id to diff from (default: the parent)."),
+            OpenApiParameter(
+                "against_thread_id", str, description="Thread of `against` (default: this one)."
+            ),
+            OpenApiParameter(
+                "against_namespace", str, description="Namespace of `against` (default: this one)."
+            ),
+        ],
+        responses={200: DiffSerializer},
+    )
+    def get(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
+        checkpoint = self._get(thread_id, checkpoint_id)
+        against_id = request.query_params.get("against") or checkpoint.parent_checkpoint_id
+        against = None
+        if against_id:
+            against = checkpoint_get(
+                workspace=self.workspace,
+                thread_id=request.query_params.get("against_thread_id") or thread_id,
+                checkpoint_id=against_id,
+                namespace=request.query_params.get("against_namespace", checkpoint.namespace),
+            )
+        patch = checkpoint_diff(checkpoint=checkpoint, against=against)
+        return Response({"checkpoint_id": checkpoint.checkpoint_id, "against": against_id, "patch": patch})
+
+
+class CheckpointLineageView(CheckpointDetailView):
+    @extend_schema(
+        summary="Ancestors up to the root, nearest first (tombstones included, with expired_at set)",
+        parameters=[NAMESPACE_PARAM, LIST_PARAMS[0]],
+        responses={200: CheckpointPageSerializer},
+    )
+    def get(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
+        checkpoint = self._get(thread_id, checkpoint_id)
+        ancestors, has_more = checkpoint_lineage(checkpoint=checkpoint, limit=parse_limit(request))
+        now = timezone.now()
+        next_url = None
+        if has_more and ancestors:
+            # The next page of ancestors is the lineage of the last ancestor shown.
+            limit = {"limit": request.query_params["limit"]} if "limit" in request.query_params else {}
+            next_url = request.build_absolute_uri(
+                checkpoint_url(ancestors[-1], "api:checkpoint-lineage", **limit)
+            )
+        results = [checkpoint_representation(a, include_state=False, now=now) for a in ancestors]
+        return Response({"results": results, "next": next_url, "previous": None})
+
+
+class CheckpointWritesView(WorkspaceAPIView):
+    @extend_schema(
+        summary="LangGraph pending writes of a checkpoint (which may not exist yet)",
+        parameters=[OpenApiParameter("namespace", str, description="Default: the root namespace.")],
+        responses={200: PendingWriteListSerializer},
+    )
+    def get(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
+        thread = thread_get(workspace=self.workspace, thread_id=thread_id)
+        writes = pending_writes_for(
+            thread=thread, namespace=self.query_namespace() or "", checkpoint_id=checkpoint_id
+        )
+        return Response(
+            {"results": [pending_write_representation(w) for w in writes], "next": None, "previous": None}
+        )
+
+    @extend_schema(
+        summary="Store pending writes",
+        request=PendingWritesCreateSerializer,
+        parameters=[OpenApiParameter("namespace", str, description="Default: the root namespace.")],
+        responses={201: PendingWriteListSerializer},
+    )
+    def post(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
+        data = self.validated(PendingWritesCreateSerializer)
+        namespace = self.query_namespace() or ""
+        pending_writes_put(
+            workspace=self.workspace,
+            thread_id=thread_id,
+            namespace=namespace,
+            checkpoint_id=checkpoint_id,
+            task_id=data["task_id"],
+            task_path=data.get("task_path", ""),
+            writes=data["writes"],
+        )
+        thread = thread_get(workspace=self.workspace, thread_id=thread_id)
+        writes = [
+            w
+            for w in pending_writes_for(thread=thread, namespace=namespace, checkpoint_id=checkpoint_id)
+            if w.task_id == data["task_id"]
+        ]
+        body = {"results": [pending_write_representation(w) for w in writes], "next": None, "previous": None}
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+class WorkspaceCheckpointsView(WorkspaceAPIView):
+    @extend_schema(
+        summary="Workspace-wide timeline (filter by agent, thread, handoff inbox, framework, dates)",
+        parameters=[
+            OpenApiParameter("thread_id", str),
+            OpenApiParameter("namespace", str),
+            INCLUDE_STATE_PARAM,
+            *FILTER_PARAMS[:-2],
+            FILTER_PARAMS[-1],
+            *LIST_PARAMS,
+        ],
+        responses=CheckpointPageSerializer,
+    )
+    def get(self, request: Request) -> Response:
+        queryset = Checkpoint.objects.for_workspace(self.workspace).select_related("thread")
+        if not self.query_bool("include_tombstones"):
+            queryset = queryset.live()
+        namespace = self.query_namespace()
+        if namespace is not None:
+            queryset = queryset.filter(namespace=namespace)
+        include_state = self.query_bool("include_state")
+        if not include_state:
+            queryset = queryset.without_payload()
+        queryset = filter_queryset(CheckpointFilterSet, request.query_params, queryset)
+        page = KeysetPage(request, queryset, ["-id"])
+        now = timezone.now()
+        return Response(
+            page.envelope(
+                [checkpoint_representation(c, include_state=include_state, now=now) for c in page.results]
+            )
+        )
+
+
+class CheckpointByIdView(WorkspaceAPIView):
+    @extend_schema(
+        summary="Restore by checkpoint_id alone (409 ambiguous_id if copies exist in several threads)",
+        responses={200: CheckpointSerializer},
+    )
+    def get(self, request: Request, checkpoint_id: str) -> Response:
+        return verified_response(checkpoint_get_by_id(workspace=self.workspace, checkpoint_id=checkpoint_id))

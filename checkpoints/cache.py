@@ -1,0 +1,79 @@
+"""A Redis cache that degrades instead of failing: Redis down means slower, never a 500 (SPEC section 7).
+
+Reads miss, writes are dropped and deletes are remembered as failed (callers that need freshness check the
+return value). After a failure the backend skips Redis for a short cool-down, so a dead Redis costs one
+connection attempt per process per cool-down rather than one per cache call.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from django.core.cache.backends.redis import RedisCache
+from redis.exceptions import RedisError
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+COOL_DOWN_SECONDS = 5.0
+
+
+class CacheUnavailable(Exception):
+    """Raised by `incr` when Redis is down, so throttling can decide how to fail."""
+
+
+class ResilientRedisCache(RedisCache):
+    _down_until = 0.0
+
+    def _guard(self, operation: Callable[[], T], fallback: T) -> T:
+        if time.monotonic() < ResilientRedisCache._down_until:
+            return fallback
+        try:
+            return operation()
+        except (RedisError, OSError) as exc:
+            ResilientRedisCache._down_until = time.monotonic() + COOL_DOWN_SECONDS
+            logger.warning("cache unavailable, serving without it for %ss: %s", COOL_DOWN_SECONDS, exc)
+            return fallback
+
+    @property
+    def is_available(self) -> bool:
+        return time.monotonic() >= ResilientRedisCache._down_until
+
+    def get(self, key: Any, default: Any = None, version: int | None = None) -> Any:
+        return self._guard(lambda: super(ResilientRedisCache, self).get(key, default, version), default)
+
+    def get_many(self, keys: Any, version: int | None = None) -> dict[Any, Any]:
+        return self._guard(lambda: super(ResilientRedisCache, self).get_many(keys, version), {})
+
+    def set(self, key: Any, value: Any, timeout: Any = None, version: int | None = None) -> None:
+        kwargs: dict[str, Any] = {"version": version}
+        if timeout is not None:
+            kwargs["timeout"] = timeout
+        self._guard(lambda: super(ResilientRedisCache, self).set(key, value, **kwargs), None)
+
+    def add(self, key: Any, value: Any, timeout: Any = None, version: int | None = None) -> bool:
+        kwargs: dict[str, Any] = {"version": version}
+        if timeout is not None:
+            kwargs["timeout"] = timeout
+        return self._guard(lambda: super(ResilientRedisCache, self).add(key, value, **kwargs), False)
+
+    def delete(self, key: Any, version: int | None = None) -> bool:
+        return self._guard(lambda: super(ResilientRedisCache, self).delete(key, version), False)
+
+    def delete_many(self, keys: Any, version: int | None = None) -> None:
+        self._guard(lambda: super(ResilientRedisCache, self).delete_many(keys, version), None)
+
+    def touch(self, key: Any, timeout: Any = None, version: int | None = None) -> bool:
+        return self._guard(lambda: super(ResilientRedisCache, self).touch(key, timeout, version), False)
+
+    def incr(self, key: Any, delta: int = 1, version: int | None = None) -> int:
+        if not self.is_available:
+            raise CacheUnavailable("cache is cooling down after a failure")
+        try:
+            return super().incr(key, delta, version)
+        except (RedisError, OSError) as exc:
+            ResilientRedisCache._down_until = time.monotonic() + COOL_DOWN_SECONDS
+            raise CacheUnavailable(str(exc)) from exc

@@ -1,0 +1,117 @@
+"""Canonical encoding and SHA-256 checksum of a checkpoint record.
+
+This module is shared by the server and the SDK, so it imports nothing from Django.
+
+The checksum covers the *whole immutable record* (SPEC section 2), not just the state: tampering with the
+metadata, the step, the parent or the agent is caught as surely as tampering with the state.
+
+Canonical JSON = sorted keys, no insignificant whitespace, UTF-8 (non-ASCII kept as is), numbers exactly as
+Python's `json` writes them, NaN/Infinity refused. The server stores state, context and metadata as their
+canonical text and hashes the record by splicing those texts in (`record_checksum_from_parts`), which yields
+the same bytes as encoding the whole record at once (`record_checksum`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+# Every field of the immutable record, in the order the checksum encodes them (sorted, as JSON sorts keys).
+CHECKSUM_FIELDS: tuple[str, ...] = tuple(
+    sorted(
+        (
+            "thread_id",
+            "namespace",
+            "checkpoint_id",
+            "parent_id",
+            "agent_id",
+            "framework",
+            "schema_version",
+            "step_index",
+            "step_name",
+            "run_id",
+            "state",
+            "context",
+            "metadata",
+            "handoff_target",
+            "handoff_from",
+            "created_at",
+        )
+    )
+)
+# The JSON documents of the record; everything else is a scalar (string, int or null).
+PAYLOAD_FIELDS: frozenset[str] = frozenset({"state", "context", "metadata"})
+
+_encoder = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+class CanonicalEncodingError(ValueError):
+    """The value cannot be encoded canonically (NaN, infinity, lone surrogate, non-JSON type)."""
+
+
+def canonical_json(value: Any) -> str:
+    """Encode a JSON-compatible value canonically. Raises CanonicalEncodingError if it is not JSON."""
+    try:
+        text = _encoder.encode(value)
+        # A lone surrogate survives json encoding with ensure_ascii=False but is not valid UTF-8.
+        text.encode("utf-8")
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise CanonicalEncodingError(str(exc)) from exc
+    return text
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """The canonical UTF-8 bytes of a JSON-compatible value."""
+    return canonical_json(value).encode("utf-8")
+
+
+def format_timestamp(value: datetime) -> str:
+    """The canonical form of a timestamp: UTC, microseconds, `Z` suffix (what the API renders)."""
+    if value.tzinfo is None:
+        raise CanonicalEncodingError("timestamps must be timezone-aware")
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_timestamp(value: str) -> datetime:
+    """Parse an ISO 8601 timestamp with an explicit offset (or `Z`) into an aware UTC datetime."""
+    parsed = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
+    if parsed.tzinfo is None:
+        raise ValueError("timestamp has no timezone offset")
+    return parsed.astimezone(UTC)
+
+
+def _scalar(field: str, value: Any) -> Any:
+    if field == "created_at" and isinstance(value, datetime):
+        return format_timestamp(value)
+    return value
+
+
+def record_checksum(record: Mapping[str, Any]) -> str:
+    """SHA-256 (hex) of a checkpoint record given as plain values (what an SDK client holds).
+
+    `record` must hold every field of CHECKSUM_FIELDS; `created_at` may be a datetime or its canonical string.
+    """
+    missing = [field for field in CHECKSUM_FIELDS if field not in record]
+    if missing:
+        raise CanonicalEncodingError(f"record is missing {', '.join(missing)}")
+    document = {field: _scalar(field, record[field]) for field in CHECKSUM_FIELDS}
+    return hashlib.sha256(canonical_bytes(document)).hexdigest()
+
+
+def record_checksum_from_parts(scalars: Mapping[str, Any], payloads: Mapping[str, str | None]) -> str:
+    """SHA-256 (hex) of a record whose JSON documents are already canonical text (how the server stores them).
+
+    Produces exactly the bytes `record_checksum` would for the decoded values, without decoding them.
+    """
+    parts: list[str] = []
+    for field in CHECKSUM_FIELDS:
+        if field in PAYLOAD_FIELDS:
+            text = payloads[field]
+            encoded = "null" if text is None else text
+        else:
+            encoded = canonical_json(_scalar(field, scalars[field]))
+        parts.append(f'"{field}":{encoded}')
+    return hashlib.sha256(("{" + ",".join(parts) + "}").encode("utf-8")).hexdigest()

@@ -1,0 +1,23 @@
+"""Cairn's models, one module per aggregate. Importing this package registers the JSON lookups."""
+
+from checkpoints.models import lookups as _lookups  # noqa: F401  (registers lookups)
+from checkpoints.models.audit import AuditEvent
+from checkpoints.models.checkpoint import Checkpoint, PendingWrite
+from checkpoints.models.job import Job
+from checkpoints.models.medallion import Medallion, MedallionRevision
+from checkpoints.models.thread import Message, Thread
+from checkpoints.models.workspace import ApiKey, Membership, Workspace
+
+__all__ = [
+    "ApiKey",
+    "AuditEvent",
+    "Checkpoint",
+    "Job",
+    "Medallion",
+    "MedallionRevision",
+    "Membership",
+    "Message",
+    "PendingWrite",
+    "Thread",
+    "Workspace",
+]

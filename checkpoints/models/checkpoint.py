@@ -1,0 +1,181 @@
+"""Checkpoints (immutable snapshots of execution state) and LangGraph pending writes."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any, ClassVar
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from checkpoints.models.thread import Thread
+from checkpoints.models.workspace import Workspace
+
+
+class CheckpointQuerySet(models.QuerySet["Checkpoint"]):
+    def for_workspace(self, workspace: Workspace) -> CheckpointQuerySet:
+        return self.filter(workspace=workspace)
+
+    def live(self, now: datetime | None = None) -> CheckpointQuerySet:
+        """Checkpoints readable right now: not a tombstone and not past expires_at (unless pinned).
+
+        Expiry takes effect at read time, the moment it passes, whether or not a sweep has run.
+        """
+        now = now or timezone.now()
+        return self.filter(expired_at__isnull=True).filter(
+            Q(pinned=True) | Q(expires_at__isnull=True) | Q(expires_at__gt=now)
+        )
+
+    def unreadable(self, now: datetime | None = None) -> CheckpointQuerySet:
+        """Tombstones plus checkpoints whose expiry has passed but which no sweep has tombstoned yet."""
+        now = now or timezone.now()
+        return self.filter(Q(expired_at__isnull=False) | Q(pinned=False, expires_at__lte=now))
+
+    def due_for_tombstone(self, now: datetime | None = None) -> CheckpointQuerySet:
+        """Expired checkpoints that still carry a payload (what the retention sweep turns into tombstones)."""
+        now = now or timezone.now()
+        return self.filter(expired_at__isnull=True, pinned=False, expires_at__lte=now)
+
+    def tombstones(self) -> CheckpointQuerySet:
+        return self.filter(expired_at__isnull=False)
+
+    def newest_first(self) -> CheckpointQuerySet:
+        """Creation order, newest first (the primary key grows with every insert)."""
+        return self.order_by("-id")
+
+    def without_payload(self) -> CheckpointQuerySet:
+        """Skip the (possibly large) JSON documents: for lists and trees that never show them."""
+        return self.defer("state", "context", "metadata")
+
+
+class Checkpoint(models.Model):
+    """An immutable checkpoint. Only expiry and pinning ever change on a live row.
+
+    state, context and metadata hold canonical JSON text (see checkpoints.integrity): the exact bytes that
+    were hashed, so restore re-hashes without re-encoding and serves them without re-serialising.
+    They are null on tombstones.
+    """
+
+    class Framework(models.TextChoices):
+        LANGGRAPH = "langgraph"
+        CREWAI = "crewai"
+        AUTOGEN = "autogen"
+        CUSTOM = "custom"
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="checkpoints")
+    namespace = models.CharField(max_length=255, blank=True, default="")
+    checkpoint_id = models.CharField(max_length=128)
+    # The parent's checkpoint_id in the same thread and namespace (hashed, so it is a string, not a FK:
+    # a purged tombstone parent must not rewrite its children).
+    parent_checkpoint_id = models.CharField(max_length=128, null=True, blank=True)  # noqa: DJ001
+    agent_id = models.CharField(max_length=255)
+    framework = models.CharField(max_length=16, choices=Framework.choices, default=Framework.CUSTOM)
+    schema_version = models.CharField(max_length=32, default="1.0")
+    step_index = models.BigIntegerField(default=0)
+    # Optional strings are null when absent: the hashed record tells "absent" from "empty".
+    step_name = models.CharField(max_length=255, null=True, blank=True)  # noqa: DJ001
+    run_id = models.CharField(max_length=255, null=True, blank=True)  # noqa: DJ001
+    state = models.TextField(null=True, blank=True)  # noqa: DJ001
+    context = models.TextField(null=True, blank=True)  # noqa: DJ001
+    metadata = models.TextField(null=True, blank=True)  # noqa: DJ001
+    handoff_target = models.CharField(max_length=255, null=True, blank=True)  # noqa: DJ001
+    handoff_from = models.CharField(max_length=255, null=True, blank=True)  # noqa: DJ001
+    message_seq = models.BigIntegerField(default=0)
+    checksum = models.CharField(max_length=64)
+    size_bytes = models.BigIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    pinned = models.BooleanField(default=False)
+    expired_at = models.DateTimeField(null=True, blank=True, help_text="Set when the row became a tombstone.")
+
+    objects = CheckpointQuerySet.as_manager()
+
+    class Meta:
+        constraints: ClassVar = [
+            models.UniqueConstraint(
+                fields=["thread", "namespace", "checkpoint_id"], name="checkpoint_unique_id"
+            ),
+        ]
+        indexes: ClassVar = [
+            # Head lookups and per-namespace timelines: newest live row first, no scan.
+            models.Index(
+                fields=["thread", "namespace", "-id"],
+                name="checkpoint_head",
+                condition=Q(expired_at__isnull=True),
+            ),
+            models.Index(fields=["thread", "-id"], name="checkpoint_thread_timeline"),
+            models.Index(fields=["workspace", "-id"], name="checkpoint_ws_timeline"),
+            models.Index(fields=["workspace", "agent_id", "-id"], name="checkpoint_ws_agent"),
+            models.Index(
+                fields=["workspace", "handoff_target", "-id"],
+                name="checkpoint_ws_inbox",
+                condition=Q(handoff_target__isnull=False),
+            ),
+            models.Index(fields=["workspace", "checkpoint_id"], name="checkpoint_ws_public_id"),
+            models.Index(
+                fields=["workspace", "run_id"], name="checkpoint_ws_run", condition=Q(run_id__isnull=False)
+            ),
+            models.Index(
+                fields=["expires_at"],
+                name="checkpoint_expiring",
+                condition=Q(expired_at__isnull=True, expires_at__isnull=False, pinned=False),
+            ),
+            models.Index(
+                fields=["expired_at"], name="checkpoint_tombstones", condition=Q(expired_at__isnull=False)
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.thread_id}/{self.namespace or '-'}/{self.checkpoint_id}"
+
+    @property
+    def is_tombstone(self) -> bool:
+        return self.expired_at is not None
+
+    def is_readable(self, now: datetime | None = None) -> bool:
+        """Same rule as CheckpointQuerySet.live(), for a row already in hand."""
+        if self.expired_at is not None:
+            return False
+        now = now or timezone.now()
+        return self.pinned or self.expires_at is None or self.expires_at > now
+
+    def effective_expired_at(self, now: datetime | None = None) -> datetime | None:
+        """When the row stopped being readable: the tombstone time, or the passed expiry not yet swept."""
+        if self.expired_at is not None:
+            return self.expired_at
+        if not self.is_readable(now):
+            return self.expires_at
+        return None
+
+    def decoded(self, field: str) -> Any:
+        """The decoded JSON of state, context or metadata (None on tombstones)."""
+        text = getattr(self, field)
+        return None if text is None else json.loads(text)
+
+
+class PendingWrite(models.Model):
+    """A LangGraph pending write. Keyed by checkpoint id: the checkpoint row may not exist yet."""
+
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="pending_writes")
+    namespace = models.CharField(max_length=255, blank=True, default="")
+    checkpoint_id = models.CharField(max_length=128)
+    task_id = models.CharField(max_length=255)
+    task_path = models.CharField(max_length=1024, blank=True, default="")
+    idx = models.IntegerField()
+    channel = models.CharField(max_length=255)
+    type = models.CharField(max_length=64, blank=True, default="")
+    value = models.TextField(help_text="Canonical JSON of the written value.")
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        constraints: ClassVar = [
+            models.UniqueConstraint(
+                fields=["thread", "namespace", "checkpoint_id", "task_id", "idx"], name="pending_write_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.checkpoint_id}:{self.task_id}:{self.idx}"

@@ -1,0 +1,48 @@
+"""The head-state cache in front of the database (Redis in production, local memory otherwise).
+
+Keys embed the thread's `state_version`, which every head-moving write bumps in its own transaction. A reader
+always loads the thread row first (it needs it for the 404 check anyway), so it can only ever ask for the key
+of the current version: an entry written for an older version is never read again, and the cache cannot be
+staler than the database. Writers also put the new head after commit (write-through), so the next read hits.
+
+A cached head carries its own expiry: if it has expired since it was cached, the reader falls back to the
+database. Every cache error degrades to a database read (see checkpoints.cache).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+
+from django.core.cache import cache
+from django.db import transaction
+
+from checkpoints.models import Checkpoint, Thread
+
+HEAD_CACHE_SECONDS = 3600
+
+
+def _key(thread: Thread, namespace: str) -> str:
+    # created_at guards against a reused primary key (a restored database, a fresh test database) meeting
+    # entries a previous life of the same pk left in a shared Redis.
+    digest = hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:16]
+    return f"head:{thread.pk}:{thread.created_at.timestamp():.6f}:{thread.state_version}:{digest}"
+
+
+def head_cache_get(thread: Thread, namespace: str, now: datetime) -> Checkpoint | None:
+    """The cached head for the thread's current version, if present and still readable at `now`."""
+    cached = cache.get(_key(thread, namespace))
+    if isinstance(cached, Checkpoint) and cached.is_readable(now):
+        return cached
+    return None
+
+
+def head_cache_put(thread: Thread, namespace: str, head: Checkpoint) -> None:
+    """Remember `head` as the head of `namespace` at the thread's current version."""
+    cache.set(_key(thread, namespace), head, HEAD_CACHE_SECONDS)
+
+
+def head_cache_put_on_commit(thread: Thread, namespace: str, head: Checkpoint) -> None:
+    """Write-through after the surrounding transaction commits (never before: a rollback must not leak)."""
+    key = _key(thread, namespace)  # computed now: the version this transaction wrote
+    transaction.on_commit(lambda: cache.set(key, head, HEAD_CACHE_SECONDS), robust=True)

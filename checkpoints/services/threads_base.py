@@ -1,0 +1,42 @@
+"""Thread plumbing every writer shares: find-or-create under a row lock, and touching on write."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import F
+from django.utils import timezone
+
+from checkpoints.models import Thread, Workspace
+
+
+def thread_lock_or_create(*, workspace: Workspace, thread_id: str, now: datetime | None = None) -> Thread:
+    """The thread row, locked for this transaction (SELECT ... FOR UPDATE), created if missing.
+
+    Every write under a thread takes this lock first, which serialises head moves and message seqs per
+    thread. A concurrent creator is settled by the unique constraint (INSERT ... ON CONFLICT DO NOTHING).
+    Must run inside transaction.atomic().
+    """
+    locked = Thread.objects.select_for_update()
+    thread = locked.filter(workspace=workspace, thread_id=thread_id).first()
+    if thread is None:
+        now = now or timezone.now()
+        Thread.objects.bulk_create(
+            [Thread(workspace=workspace, thread_id=thread_id, created_at=now, updated_at=now)],
+            ignore_conflicts=True,
+        )
+        thread = locked.get(workspace=workspace, thread_id=thread_id)
+    return thread
+
+
+def thread_touch(thread: Thread, *, now: datetime, head_moved: bool = False) -> None:
+    """Record a write under the thread: updated_at, idle expiry, and (if the head may have moved) the
+    state_version the head cache keys on. The thread must be locked by the caller."""
+    thread.updated_at = now
+    thread.expires_at = now + timedelta(seconds=thread.ttl_seconds) if thread.ttl_seconds else None
+    fields: dict[str, Any] = {"updated_at": now, "expires_at": thread.expires_at}
+    if head_moved:
+        fields["state_version"] = F("state_version") + 1
+        thread.state_version += 1
+    Thread.objects.filter(pk=thread.pk).update(**fields)

@@ -1,0 +1,101 @@
+"""Workspaces and API keys: creation, authentication and revocation."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import string
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from checkpoints.models import ApiKey, Workspace
+from checkpoints.services.audit import Actor, audit_record
+
+KEY_PREFIX = "cairn_"
+_PREFIX_LENGTH = 8
+_PREFIX_ALPHABET = string.ascii_lowercase + string.digits
+# last_used_at is written at most this often per key, so authentication stays a read.
+LAST_USED_RESOLUTION = timedelta(seconds=60)
+
+
+def workspace_get_or_create(*, slug: str, name: str | None = None) -> tuple[Workspace, bool]:
+    """The workspace with this slug, created (named after the slug unless `name` is given) if missing."""
+    return Workspace.objects.get_or_create(slug=slug, defaults={"name": name or slug})
+
+
+def _hash_secret(secret: str) -> str:
+    # The secret is 256 random bits, so a fast hash is enough: there is nothing to brute-force.
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+@transaction.atomic
+def api_key_create(
+    *,
+    workspace: Workspace,
+    name: str,
+    scope: str = ApiKey.Scope.WRITE,
+    expires_at: datetime | None = None,
+    actor: Actor | None = None,
+) -> tuple[ApiKey, str]:
+    """Create a key and return it with its full secret string, which is shown once and never stored."""
+    prefix = "".join(secrets.choice(_PREFIX_ALPHABET) for _ in range(_PREFIX_LENGTH))
+    secret = secrets.token_urlsafe(32)
+    key = ApiKey.objects.create(
+        workspace=workspace,
+        name=name,
+        prefix=prefix,
+        secret_hash=_hash_secret(secret),
+        scope=scope,
+        expires_at=expires_at,
+    )
+    audit_record(
+        workspace=workspace,
+        actor=actor or Actor.system(),
+        action="apikey.create",
+        target_type="api_key",
+        target_id=prefix,
+        details={"name": name, "scope": scope},
+    )
+    return key, f"{KEY_PREFIX}{prefix}_{secret}"
+
+
+def api_key_authenticate(raw_key: str) -> ApiKey | None:
+    """The usable key matching `raw_key` (with its workspace loaded), or None. Constant-time comparison."""
+    if not raw_key.startswith(KEY_PREFIX) or len(raw_key) < len(KEY_PREFIX) + _PREFIX_LENGTH + 2:
+        return None
+    prefix = raw_key[len(KEY_PREFIX) : len(KEY_PREFIX) + _PREFIX_LENGTH]
+    separator, secret = (
+        raw_key[len(KEY_PREFIX) + _PREFIX_LENGTH],
+        raw_key[len(KEY_PREFIX) + _PREFIX_LENGTH + 1 :],
+    )
+    if separator != "_":
+        return None
+    key = ApiKey.objects.select_related("workspace").filter(prefix=prefix).first()
+    if key is None or not hmac.compare_digest(key.secret_hash, _hash_secret(secret)):
+        return None
+    now = timezone.now()
+    if not key.is_usable(now):
+        return None
+    if key.last_used_at is None or key.last_used_at < now - LAST_USED_RESOLUTION:
+        ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
+    return key
+
+
+@transaction.atomic
+def api_key_revoke(*, api_key: ApiKey, actor: Actor) -> ApiKey:
+    """Revoke a key. It is refused from the next request on (keys are never cached)."""
+    if api_key.revoked_at is None:
+        api_key.revoked_at = timezone.now()
+        ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=api_key.revoked_at)
+        audit_record(
+            workspace=api_key.workspace,
+            actor=actor,
+            action="apikey.revoke",
+            target_type="api_key",
+            target_id=api_key.prefix,
+            details={"name": api_key.name},
+        )
+    return api_key

@@ -1,0 +1,277 @@
+"""Cairn settings: the only settings module. Every value comes from the environment (or `.env`).
+
+Two run modes share these settings:
+- embedded default: nothing set -> SQLite file in the working directory, local-memory cache, Celery on the
+  filesystem transport (no server needed);
+- production: DATABASE_URL (PostgreSQL, psycopg 3) and REDIS_URL (cache, throttles and the Celery broker).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+# `.env` is optional; real environment variables always win over it.
+environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+DEBUG = env.bool("DEBUG", default=False)
+# pytest loads these settings before any test code can set the environment.
+TESTING = "pytest" in sys.modules
+
+SECRET_KEY = env.str("SECRET_KEY", default="")
+if not SECRET_KEY:
+    if not (DEBUG or TESTING):
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set. `make run` writes one to .env; in production set it in the environment."
+        )
+    SECRET_KEY = "insecure-dev-and-test-only-key"
+
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "checkpoints",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "checkpoints.api.middleware.ApiGuardMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "project.urls"
+WSGI_APPLICATION = "project.wsgi.application"
+ASGI_APPLICATION = "project.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database --------------------------------------------------------------------------------------------
+DATABASE_URL = env.str("DATABASE_URL", default="")
+if DATABASE_URL:
+    DATABASES = {"default": env.db_url_config(DATABASE_URL)}
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        # Persistent connections with a health check so a restarted PostgreSQL is picked up without a
+        # process restart (the first request after the restart gets a fresh connection).
+        DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=60))
+        DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+        DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+            "connect_timeout", env.int("DB_CONNECT_TIMEOUT", default=5)
+        )
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": env.str("SQLITE_PATH", default=str(BASE_DIR / "db.sqlite3")),
+            "OPTIONS": {
+                # IMMEDIATE takes the write lock at BEGIN, so concurrent writers queue instead of failing
+                # with "database is locked" half-way through a transaction.
+                "transaction_mode": "IMMEDIATE",
+                "timeout": 30,
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
+            },
+        }
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Cache (thread state, throttles) ----------------------------------------------------------------------
+REDIS_URL = env.str("REDIS_URL", default="")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "checkpoints.cache.ResilientRedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="cairn"),
+            "TIMEOUT": env.int("CACHE_TIMEOUT", default=3600),
+            "OPTIONS": {
+                "socket_connect_timeout": env.float("REDIS_CONNECT_TIMEOUT", default=0.5),
+                "socket_timeout": env.float("REDIS_SOCKET_TIMEOUT", default=0.5),
+            },
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": "cairn",
+            "TIMEOUT": env.int("CACHE_TIMEOUT", default=3600),
+        }
+    }
+
+# --- Auth, i18n, static -----------------------------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "dashboard:login"
+LOGIN_REDIRECT_URL = "dashboard:home"
+LOGOUT_REDIRECT_URL = "dashboard:login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = env.str("STATIC_ROOT", default=str(BASE_DIR / "staticfiles"))
+
+# --- Security ---------------------------------------------------------------------------------------------
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env.bool("BEHIND_TLS_PROXY", False) else None
+SESSION_COOKIE_SECURE = env.bool("SECURE_COOKIES", default=not DEBUG)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = True
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_SECONDS > 0
+SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+# --- Request limits (SPEC section 5) ----------------------------------------------------------------------
+CAIRN_MAX_BODY_BYTES = env.int("CAIRN_MAX_BODY_BYTES", default=32 * 1024 * 1024)
+CAIRN_MAX_JSON_DEPTH = env.int("CAIRN_MAX_JSON_DEPTH", default=128)
+# Django's own guard must not fire before ours (ours answers with the 413 envelope).
+DATA_UPLOAD_MAX_MEMORY_SIZE = CAIRN_MAX_BODY_BYTES + 1024
+# How far in the future a client-supplied checkpoint created_at may be (clock skew allowance).
+CAIRN_MAX_CLOCK_SKEW_SECONDS = env.int("CAIRN_MAX_CLOCK_SKEW_SECONDS", default=300)
+CAIRN_MAX_TTL_SECONDS = env.int("CAIRN_MAX_TTL_SECONDS", default=10 * 365 * 24 * 3600)
+
+# --- REST framework ---------------------------------------------------------------------------------------
+CAIRN_THROTTLE_RATE = env.str("CAIRN_THROTTLE_RATE", default="6000/min")
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["checkpoints.api.auth.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["checkpoints.api.permissions.HasScope"],
+    "DEFAULT_THROTTLE_CLASSES": ["checkpoints.api.throttling.ApiKeyRateThrottle"],
+    "DEFAULT_PARSER_CLASSES": ["checkpoints.api.parsers.StrictJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["checkpoints.api.renderers.CairnJSONRenderer"],
+    "DEFAULT_PAGINATION_CLASS": None,
+    "DEFAULT_FILTER_BACKENDS": [],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "checkpoints.api.errors.exception_handler",
+    "UNAUTHENTICATED_USER": None,
+    "DATETIME_FORMAT": "%Y-%m-%dT%H:%M:%S.%fZ",
+    "STRICT_JSON": True,
+    "UNICODE_JSON": True,
+    "COMPACT_JSON": True,
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Cairn API",
+    "DESCRIPTION": "Memory for LLM agents: checkpoints, threads and messages, medallions.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": "/api/v1/",
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SERVE_AUTHENTICATION": [],
+    "APPEND_COMPONENTS": {
+        "securitySchemes": {"ApiKey": {"type": "http", "scheme": "bearer", "description": "Cairn API key"}}
+    },
+    "SECURITY": [{"ApiKey": []}],
+}
+
+# --- Celery (SPEC section 3) ------------------------------------------------------------------------------
+CAIRN_DATA_DIR = Path(env.str("CAIRN_DATA_DIR", default=str(BASE_DIR / ".cairn")))
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL or "filesystem://")
+if CELERY_BROKER_URL == "filesystem://":
+    # Embedded mode: a broker that is a directory, so worker and beat need no server.
+    _broker_dir = Path(CAIRN_DATA_DIR) / "broker"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_dir / "queue"),
+        "data_folder_out": str(_broker_dir / "queue"),
+        "processed_folder": str(_broker_dir / "processed"),
+        "store_processed": False,
+    }
+else:
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2, "socket_timeout": 5}
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=600)
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=540)
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Publishing must fail fast when the broker is down: the API answers 503 instead of hanging.
+CELERY_TASK_PUBLISH_RETRY = False
+CELERY_BROKER_CONNECTION_TIMEOUT = env.float("CELERY_BROKER_CONNECTION_TIMEOUT", default=2.0)
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULE_FILENAME = str(Path(CAIRN_DATA_DIR) / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULE = {
+    "retention-sweep": {
+        "task": "checkpoints.tasks.sweep_expired_checkpoints",
+        "schedule": env.float("CAIRN_SWEEP_INTERVAL_SECONDS", default=60.0),
+    },
+    "tombstone-purge": {
+        "task": "checkpoints.tasks.purge_tombstones",
+        "schedule": env.float("CAIRN_PURGE_INTERVAL_SECONDS", default=3600.0),
+    },
+    "idle-thread-expiry": {
+        "task": "checkpoints.tasks.expire_idle_threads",
+        "schedule": env.float("CAIRN_IDLE_EXPIRY_INTERVAL_SECONDS", default=3600.0),
+    },
+}
+CAIRN_SWEEP_BATCH_SIZE = env.int("CAIRN_SWEEP_BATCH_SIZE", default=1000)
+
+# --- LLM providers (checkpoints/llm is the only code that talks to a model) -------------------------------
+CAIRN_LLM = {
+    "PROVIDER": env.str("CAIRN_LLM_PROVIDER", default="extractive"),
+    "BASE_URL": env.str("CAIRN_LLM_BASE_URL", default="https://api.openai.com/v1"),
+    "API_KEY": env.str("CAIRN_LLM_API_KEY", default=""),
+    "MODEL": env.str("CAIRN_LLM_MODEL", default="gpt-4o-mini"),
+    "TIMEOUT_SECONDS": env.float("CAIRN_LLM_TIMEOUT_SECONDS", default=60.0),
+    "MAX_ATTEMPTS": env.int("CAIRN_LLM_MAX_ATTEMPTS", default=3),
+}
+
+# --- Logging ----------------------------------------------------------------------------------------------
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {"django.request": {"level": "ERROR"}},
+}

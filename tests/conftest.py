@@ -1,0 +1,94 @@
+"""Shared fixtures. Tests use PostgreSQL and Redis when DATABASE_URL / REDIS_URL are set (CI sets both),
+SQLite and local memory otherwise."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+
+import pytest
+from django.core.cache import cache
+from django.db import connection
+from rest_framework.test import APIClient
+
+from checkpoints.models import ApiKey, Workspace
+from checkpoints.services.workspaces import api_key_create
+from tests.factories import WorkspaceFactory
+
+USING_POSTGRES = os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://"))
+USING_REDIS = bool(os.environ.get("REDIS_URL"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    skip_pg = pytest.mark.skip(reason="needs PostgreSQL: set DATABASE_URL=postgres://...")
+    skip_redis = pytest.mark.skip(reason="needs Redis: set REDIS_URL=redis://...")
+    for item in items:
+        if "postgres" in item.keywords and not USING_POSTGRES:
+            item.add_marker(skip_pg)
+        if "redis" in item.keywords and not USING_REDIS:
+            item.add_marker(skip_redis)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache() -> Iterator[None]:
+    """Each test starts with an empty cache (throttle counters, cached heads)."""
+    cache.clear()
+    yield
+
+
+class ApiClient(APIClient):
+    """APIClient that knows its key and workspace (JSON is the default format, see settings)."""
+
+    workspace: Workspace
+    key: ApiKey
+    secret: str
+
+
+@pytest.fixture
+def workspace(db: None) -> Workspace:
+    return WorkspaceFactory.create(slug="acme")
+
+
+@pytest.fixture
+def other_workspace(db: None) -> Workspace:
+    return WorkspaceFactory.create(slug="globex")
+
+
+@pytest.fixture
+def make_client(db: None) -> Callable[..., ApiClient]:
+    """make_client(workspace, scope="write") -> an authenticated client for a fresh key."""
+
+    def make(workspace: Workspace, scope: str = ApiKey.Scope.WRITE) -> ApiClient:
+        key, secret = api_key_create(workspace=workspace, name=f"test-{scope}", scope=scope)
+        client = ApiClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
+        client.workspace, client.key, client.secret = workspace, key, secret
+        return client
+
+    return make
+
+
+@pytest.fixture
+def api(make_client: Callable[..., ApiClient], workspace: Workspace) -> ApiClient:
+    """A write-scoped client for `workspace`."""
+    return make_client(workspace)
+
+
+@pytest.fixture
+def admin_api(make_client: Callable[..., ApiClient], workspace: Workspace) -> ApiClient:
+    return make_client(workspace, ApiKey.Scope.ADMIN)
+
+
+@pytest.fixture
+def read_api(make_client: Callable[..., ApiClient], workspace: Workspace) -> ApiClient:
+    return make_client(workspace, ApiKey.Scope.READ)
+
+
+@pytest.fixture
+def other_api(make_client: Callable[..., ApiClient], other_workspace: Workspace) -> ApiClient:
+    """A write-scoped client for another workspace (isolation tests)."""
+    return make_client(other_workspace)
+
+
+def is_postgres() -> bool:
+    return connection.vendor == "postgresql"

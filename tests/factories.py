@@ -1,0 +1,34 @@
+"""factory_boy factories. Checkpoints go through the save service so their checksums are real."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import factory
+
+from checkpoints.models import Checkpoint, Thread, Workspace
+from checkpoints.services.checkpoints import checkpoint_save
+
+
+class WorkspaceFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Workspace
+        django_get_or_create = ("slug",)
+
+    slug = factory.Sequence(lambda n: f"ws-{n}")
+    name = factory.LazyAttribute(lambda o: o.slug.title())
+
+
+class ThreadFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Thread
+
+    workspace = factory.SubFactory(WorkspaceFactory)
+    thread_id = factory.Sequence(lambda n: f"thread-{n}")
+
+
+def make_checkpoint(workspace: Workspace, thread_id: str = "t1", **kwargs: Any) -> Checkpoint:
+    """Save a checkpoint through the service (real checksum, parent defaults to the head)."""
+    kwargs.setdefault("agent_id", "agent-1")
+    kwargs.setdefault("state", {"step": 1})
+    return checkpoint_save(workspace=workspace, thread_id=thread_id, **kwargs).checkpoint

@@ -1,0 +1,78 @@
+"""The canonical encoding and checksum shared by the server and the SDK."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from checkpoints.integrity import (
+    CHECKSUM_FIELDS,
+    CanonicalEncodingError,
+    canonical_json,
+    record_checksum,
+    record_checksum_from_parts,
+)
+
+RECORD = {
+    "thread_id": "t1",
+    "namespace": "",
+    "checkpoint_id": "c1",
+    "parent_id": None,
+    "agent_id": "agent",
+    "framework": "custom",
+    "schema_version": "1.0",
+    "step_index": 0,
+    "step_name": None,
+    "run_id": None,
+    "state": {"b": [1, 2.5, "é"], "a": {"z": None, "y": True}},
+    "context": {},
+    "metadata": {"source": "input"},
+    "handoff_target": None,
+    "handoff_from": None,
+    "created_at": datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=UTC),
+}
+
+
+def test_it_sorts_keys_without_whitespace_and_keeps_unicode() -> None:
+    assert canonical_json({"b": 1, "a": ["é", 1.5]}) == '{"a":["é",1.5],"b":1}'
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), "\ud800", object()])
+def test_it_refuses_what_json_cannot_hold(value: object) -> None:
+    with pytest.raises(CanonicalEncodingError):
+        canonical_json({"x": value})
+
+
+def test_it_hashes_the_whole_record_as_sorted_canonical_json() -> None:
+    document = dict(RECORD, created_at="2026-01-02T03:04:05.000006Z")
+    expected = hashlib.sha256(
+        json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    ).hexdigest()
+    assert record_checksum(RECORD) == expected
+
+
+def test_it_gives_the_same_digest_from_stored_canonical_parts() -> None:
+    payloads = {name: canonical_json(RECORD[name]) for name in ("state", "context", "metadata")}
+    scalars = {k: v for k, v in RECORD.items() if k not in payloads}
+    assert record_checksum_from_parts(scalars, payloads) == record_checksum(RECORD)
+
+
+@pytest.mark.parametrize("field", [f for f in CHECKSUM_FIELDS if f != "created_at"])
+def test_it_changes_when_any_field_changes(field: str) -> None:
+    altered: dict[str, Any] = dict(RECORD)
+    altered[field] = {"tampered": True} if field in ("state", "context", "metadata") else "tampered"
+    assert record_checksum(altered) != record_checksum(RECORD)
+
+
+def test_it_refuses_an_incomplete_record() -> None:
+    with pytest.raises(CanonicalEncodingError, match="missing"):
+        record_checksum({k: v for k, v in RECORD.items() if k != "parent_id"})
+
+
+def test_it_refuses_naive_timestamps() -> None:
+    with pytest.raises(CanonicalEncodingError):
+        record_checksum(dict(RECORD, created_at=datetime(2026, 1, 1)))  # noqa: DTZ001 - the point of the test
