@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from django.core.cache.backends.redis import RedisCache
 from redis.exceptions import RedisError
@@ -26,21 +26,31 @@ class CacheUnavailable(Exception):
 
 
 class ResilientRedisCache(RedisCache):
-    _down_until = 0.0
+    # When each Redis (by its location) may be tried again. Per location and per process: Django makes a cache
+    # instance per thread, and one dead Redis must not switch off another one configured next to it.
+    _down_until: ClassVar[dict[str, float]] = {}
+
+    def _mark_down(self, exc: Exception) -> None:
+        ResilientRedisCache._down_until[self._location_key] = time.monotonic() + COOL_DOWN_SECONDS
+        logger.warning("cache unavailable, serving without it for %ss: %s", COOL_DOWN_SECONDS, exc)
+
+    @property
+    def _location_key(self) -> str:
+        servers: list[str] = self._servers  # type: ignore[attr-defined]  # set by RedisCache.__init__
+        return ",".join(servers)
 
     def _guard(self, operation: Callable[[], T], fallback: T) -> T:
-        if time.monotonic() < ResilientRedisCache._down_until:
+        if not self.is_available:
             return fallback
         try:
             return operation()
         except (RedisError, OSError) as exc:
-            ResilientRedisCache._down_until = time.monotonic() + COOL_DOWN_SECONDS
-            logger.warning("cache unavailable, serving without it for %ss: %s", COOL_DOWN_SECONDS, exc)
+            self._mark_down(exc)
             return fallback
 
     @property
     def is_available(self) -> bool:
-        return time.monotonic() >= ResilientRedisCache._down_until
+        return time.monotonic() >= ResilientRedisCache._down_until.get(self._location_key, 0.0)
 
     def get(self, key: Any, default: Any = None, version: int | None = None) -> Any:
         return self._guard(lambda: super(ResilientRedisCache, self).get(key, default, version), default)
@@ -66,6 +76,9 @@ class ResilientRedisCache(RedisCache):
     def delete_many(self, keys: Any, version: int | None = None) -> None:
         self._guard(lambda: super(ResilientRedisCache, self).delete_many(keys, version), None)
 
+    def has_key(self, key: Any, version: int | None = None) -> bool:
+        return self._guard(lambda: super(ResilientRedisCache, self).has_key(key, version), False)
+
     def touch(self, key: Any, timeout: Any = None, version: int | None = None) -> bool:
         return self._guard(lambda: super(ResilientRedisCache, self).touch(key, timeout, version), False)
 
@@ -75,5 +88,5 @@ class ResilientRedisCache(RedisCache):
         try:
             return super().incr(key, delta, version)
         except (RedisError, OSError) as exc:
-            ResilientRedisCache._down_until = time.monotonic() + COOL_DOWN_SECONDS
+            self._mark_down(exc)
             raise CacheUnavailable(str(exc)) from exc

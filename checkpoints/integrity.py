@@ -69,30 +69,49 @@ def canonical_bytes(value: Any) -> bytes:
 
 
 def format_timestamp(value: datetime) -> str:
-    """The canonical form of a timestamp: UTC, microseconds, `Z` suffix (what the API renders)."""
+    """The canonical form of a timestamp: UTC, microseconds, `Z` suffix (what the API renders),
+    e.g. `2026-01-02T03:04:05.000006Z`."""
     if value.tzinfo is None:
         raise CanonicalEncodingError("timestamps must be timezone-aware")
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    utc = value.astimezone(UTC)
+    # The year is padded by hand: strftime("%Y") does not zero-pad years below 1000 on every platform.
+    return f"{utc.year:04d}-{utc:%m-%dT%H:%M:%S.%f}Z"
 
 
 def parse_timestamp(value: str) -> datetime:
-    """Parse an ISO 8601 timestamp with an explicit offset (or `Z`) into an aware UTC datetime."""
-    parsed = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
-    if parsed.tzinfo is None:
-        raise ValueError("timestamp has no timezone offset")
-    return parsed.astimezone(UTC)
+    """Parse an ISO 8601 timestamp with an explicit offset (or `Z`) into an aware UTC datetime.
+
+    Raises ValueError for anything else: no offset, not a timestamp, or outside the years 1-9999 once in UTC.
+    Digits beyond microseconds are dropped (the record keeps microseconds).
+    """
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
+        if parsed.tzinfo is None:
+            raise ValueError("timestamp has no timezone offset")
+        return parsed.astimezone(UTC)
+    except OverflowError as exc:  # e.g. 0001-01-01T00:00:00+01:00 is before year 1 in UTC
+        raise ValueError("timestamp out of range") from exc
 
 
 def _scalar(field: str, value: Any) -> Any:
-    if field == "created_at" and isinstance(value, datetime):
-        return format_timestamp(value)
+    if field == "created_at":
+        if isinstance(value, datetime):
+            return format_timestamp(value)
+        if isinstance(value, str):
+            # Any ISO 8601 spelling of the instant hashes like the canonical one the server stores.
+            try:
+                return format_timestamp(parse_timestamp(value))
+            except ValueError as exc:
+                raise CanonicalEncodingError(f"created_at is not an ISO 8601 timestamp: {exc}") from exc
     return value
 
 
 def record_checksum(record: Mapping[str, Any]) -> str:
     """SHA-256 (hex) of a checkpoint record given as plain values (what an SDK client holds).
 
-    `record` must hold every field of CHECKSUM_FIELDS; `created_at` may be a datetime or its canonical string.
+    `record` must hold every field of CHECKSUM_FIELDS (other keys, such as the `checksum` of an API response,
+    are ignored); `created_at` may be an aware datetime or any ISO 8601 string with an offset. So a client
+    verifies a restored checkpoint with `record_checksum(response.json()) == response.json()["checksum"]`.
     """
     missing = [field for field in CHECKSUM_FIELDS if field not in record]
     if missing:

@@ -27,6 +27,10 @@ class StrictCharField(serializers.CharField):
             self.fail("invalid")
         if "\x00" in data:
             raise serializers.ValidationError("NUL characters are not allowed.")
+        try:
+            data.encode("utf-8")
+        except UnicodeEncodeError as exc:  # the parser refuses these; data may come from elsewhere
+            raise serializers.ValidationError("Lone UTF-16 surrogates are not allowed.") from exc
         return super().to_internal_value(data)
 
 
@@ -121,7 +125,13 @@ class TimestampField(serializers.Field):
 
 
 class StrictSerializer(serializers.Serializer):
-    """Input serializer: refuses keys it does not know and keys that are read-only."""
+    """Input serializer: refuses keys it does not know and keys that are read-only.
+
+    `read_only_names` lists keys of the resource's representation that a client may echo back by mistake
+    (ids of others, checksum, created_at, ...): they are refused as read-only rather than as unknown.
+    """
+
+    read_only_names: frozenset[str] = frozenset()
 
     def to_internal_value(self, data: Any) -> Any:
         if not isinstance(data, dict):
@@ -130,7 +140,8 @@ class StrictSerializer(serializers.Serializer):
         for key in data:
             field = self.fields.get(key)
             if field is None:
-                problems[key] = ["Unknown field."]
+                read_only = key in self.read_only_names
+                problems[key] = ["This field is read-only." if read_only else "Unknown field."]
             elif field.read_only:
                 problems[key] = ["This field is read-only."]
         if problems:

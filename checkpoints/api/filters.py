@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import django_filters
+from django import forms
 from django.db.models import QuerySet
 
 from checkpoints.api.parsers import parse_json
 from checkpoints.exceptions import ValidationFailed
-from checkpoints.models import Checkpoint
+from checkpoints.models import Checkpoint, Message, Thread
+from checkpoints.services.search import messages_matching
 
 
 def filter_queryset(
@@ -44,7 +46,96 @@ class CheckpointFilterSet(django_filters.FilterSet):
         fields: list[str] = []
 
     def filter_metadata(self, queryset: QuerySet[Checkpoint], name: str, value: str) -> QuerySet[Checkpoint]:
-        wanted = parse_json(value)
-        if not isinstance(wanted, dict):
-            raise ValidationFailed("metadata must be a JSON object.", {"metadata": value[:200]})
-        return queryset.filter(metadata__json_contains=wanted)
+        try:
+            wanted = parse_json(value)
+            if not isinstance(wanted, dict):
+                raise ValidationFailed("A JSON object is required.")
+            # The lookup refuses what PostgreSQL could not compare (NUL), on both databases alike.
+            return queryset.filter(metadata__json_contains=wanted)
+        except ValidationFailed as exc:
+            message = f"metadata must be a JSON object: {exc.message}"
+            raise ValidationFailed(message, {"fields": {"metadata": [exc.message]}}) from exc
+
+
+# --- Threads and messages (issue 3) ----------------------------------------------------------------------
+
+_INT64_MAX = 2**63 - 1
+
+
+class _RepeatedValuesField(forms.Field):
+    """Every value of a repeated query parameter (`?tag=a&tag=b`), each a non-empty string."""
+
+    widget = forms.MultipleHiddenInput  # reads QueryDict.getlist()
+
+    def to_python(self, value: Any) -> list[str]:
+        values = [v for v in (value or []) if v != ""]
+        if len(values) > 64 or any(len(v) > 255 for v in values):
+            raise forms.ValidationError("At most 64 values of at most 255 characters.")
+        return values
+
+
+class RepeatedValuesFilter(django_filters.Filter):
+    field_class = _RepeatedValuesField
+
+
+class IntegerFilter(django_filters.NumberFilter):
+    """A whole number (NumberFilter accepts decimals); bounded so no database is asked about a larger one."""
+
+    field_class = forms.IntegerField
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("min_value", 0)
+        kwargs.setdefault("max_value", _INT64_MAX)
+        super().__init__(*args, **kwargs)
+
+
+class ThreadFilterSet(django_filters.FilterSet):
+    """Thread list filters. `user_id` needs "" to mean "no user", which django-filter would drop as empty, so
+    the view applies it (ThreadQuerySet.for_user)."""
+
+    tag = RepeatedValuesFilter(method="filter_tag", help_text="Repeatable; threads with any of the tags.")
+    q = django_filters.CharFilter(
+        field_name="name", lookup_expr="icontains", max_length=255, help_text="Name contains (any case)."
+    )
+    created_after = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
+    created_before = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt")
+    updated_after = django_filters.IsoDateTimeFilter(field_name="updated_at", lookup_expr="gte")
+    updated_before = django_filters.IsoDateTimeFilter(field_name="updated_at", lookup_expr="lt")
+
+    class Meta:
+        model = Thread
+        fields: list[str] = []
+
+    def filter_tag(self, queryset: QuerySet[Thread], name: str, value: list[str]) -> QuerySet[Thread]:
+        return queryset.filter(tags__has_any_element=value) if value else queryset
+
+
+class MessageFilterSet(django_filters.FilterSet):
+    """Filters of one thread's messages (ordered by seq)."""
+
+    role = django_filters.ChoiceFilter(choices=Message.Role.choices)
+    search = django_filters.CharFilter(method="filter_search", help_text="Every term, as a substring.")
+    after_seq = IntegerFilter(field_name="seq", lookup_expr="gt")
+    before_seq = IntegerFilter(field_name="seq", lookup_expr="lt")
+
+    class Meta:
+        model = Message
+        fields: list[str] = []
+
+    def filter_search(self, queryset: QuerySet[Message], name: str, value: str) -> QuerySet[Message]:
+        return messages_matching(queryset, value)
+
+
+class WorkspaceMessageFilterSet(django_filters.FilterSet):
+    """Workspace-wide message search. `user_id` is applied by the view, as for threads."""
+
+    role = django_filters.ChoiceFilter(choices=Message.Role.choices)
+    search = django_filters.CharFilter(method="filter_search", help_text="Every term, as a substring.")
+    thread_id = django_filters.CharFilter(field_name="thread__thread_id", max_length=128)
+
+    class Meta:
+        model = Message
+        fields: list[str] = []
+
+    def filter_search(self, queryset: QuerySet[Message], name: str, value: str) -> QuerySet[Message]:
+        return messages_matching(queryset, value)

@@ -3,14 +3,25 @@ slash, database outages, and the error envelope on every non-JSON error response
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
+from typing import IO
 
 from django.conf import settings
+from django.core.handlers.asgi import ASGIRequest
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
 
 from checkpoints.api.errors import error_json_response
+
+_CHUNK = 64 * 1024
+
+
+def _too_large(limit: int) -> HttpResponse:
+    return error_json_response(
+        "payload_too_large", f"The body is larger than {limit} bytes.", 413, {"max_bytes": limit}
+    )
 
 
 class ApiGuardMiddleware:
@@ -27,17 +38,16 @@ class ApiGuardMiddleware:
             return error_json_response("validation_error", "Content-Length is not a number.", 400)
         if declared > limit:
             # Refuse before reading a byte of the body.
-            return error_json_response(
-                "payload_too_large", f"The body is larger than {limit} bytes.", 413, {"max_bytes": limit}
-            )
+            return _too_large(limit)
+        if not declared and "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
+            if not self._buffer_unsized_body(request, limit):
+                return _too_large(limit)
+            declared = int(request.META["CONTENT_LENGTH"] or 0)
         for key, values in request.GET.lists():
             if "\x00" in key or any("\x00" in value for value in values):
-                return error_json_response(
-                    "validation_error",
-                    "Query parameters may not contain NUL characters.",
-                    400,
-                    {"param": key},
-                )
+                message = "NUL characters are not allowed in query parameters."
+                field = key.replace("\x00", "\\x00")
+                return error_json_response("validation_error", message, 400, {"fields": {field: [message]}})
         if declared and not request.META.get("CONTENT_TYPE"):
             request.META["CONTENT_TYPE"] = "application/json"
         self._add_missing_slash(request)
@@ -49,6 +59,32 @@ class ApiGuardMiddleware:
             code = {404: "not_found", 405: "method_not_allowed"}.get(response.status_code, "error")
             return error_json_response(code, response.reason_phrase, response.status_code)
         return response
+
+    @staticmethod
+    def _buffer_unsized_body(request: HttpRequest, limit: int) -> bool:
+        """A chunked body has no Content-Length, so Django would ignore it. Where the server terminates the
+        input (gunicorn sets wsgi.input_terminated; ASGI servers hand over the whole body), read it, at most
+        `limit` bytes (False: more than that), and hand it on as a sized body. Elsewhere (runserver) the input
+        is the raw socket, which cannot be read to its end safely: the body stays ignored."""
+        source: IO[bytes] | None = None
+        if isinstance(request, ASGIRequest):
+            source = request._stream  # the ASGI handler has already spooled the whole body
+        elif request.META.get("wsgi.input_terminated"):
+            source = request.META["wsgi.input"]
+        if source is None:
+            return True
+        body = bytearray()
+        while len(body) <= limit:
+            chunk = source.read(_CHUNK)
+            if not chunk:
+                break
+            body += chunk
+        if len(body) > limit:
+            return False
+        # Django reads request bodies from request._stream; replace it with the buffered, sized body.
+        request._stream = io.BytesIO(bytes(body))
+        request.META["CONTENT_LENGTH"] = str(len(body))
+        return True
 
     @staticmethod
     def _add_missing_slash(request: HttpRequest) -> None:

@@ -32,9 +32,12 @@ def parse_limit(request: Request, default: int = DEFAULT_LIMIT, maximum: int = M
     try:
         limit = int(raw)
     except ValueError as exc:
-        raise ValidationFailed("limit must be an integer.", {"limit": raw}) from exc
+        raise ValidationFailed(
+            "limit must be an integer.", {"fields": {"limit": ["A whole number is required."]}}
+        ) from exc
     if not 1 <= limit <= maximum:
-        raise ValidationFailed(f"limit must be between 1 and {maximum}.", {"limit": limit})
+        message = f"limit must be between 1 and {maximum}."
+        raise ValidationFailed(message, {"fields": {"limit": [message]}})
     return limit
 
 
@@ -47,6 +50,7 @@ class KeysetPage:
         self.request = request
         self.ordering = list(ordering)
         self.limit = parse_limit(request)
+        self.model = queryset.model
         position, backwards = self._decode(request.query_params.get(self.cursor_param))
         page_ordering = [self._flip(f) for f in self.ordering] if backwards else self.ordering
         if position is not None:
@@ -99,18 +103,31 @@ class KeysetPage:
             if not isinstance(position, list) or len(position) != len(self.ordering):
                 raise ValueError("cursor does not match this list's ordering")
             position = [self._coerce(f, v) for f, v in zip(self.ordering, position, strict=True)]
-        except (ValueError, KeyError, TypeError, binascii.Error, UnicodeDecodeError) as exc:
-            raise ValidationFailed("Invalid cursor.", {"cursor": token[:64]}) from exc
+        except (ValueError, KeyError, TypeError, binascii.Error, RecursionError, OverflowError) as exc:
+            raise ValidationFailed(
+                "Invalid cursor; use the `next` or `previous` link as given.",
+                {"fields": {self.cursor_param: ["Invalid cursor."]}},
+            ) from exc
         return position, backwards
 
     def _coerce(self, field: str, value: Any) -> Any:
-        if isinstance(value, str) and field.lstrip("-").endswith("_at"):
+        """A cursor value of the ordering field's own type; anything a client forged is a ValueError."""
+        model_field = self.model._meta.get_field(field.lstrip("-"))
+        if isinstance(model_field, models.DateTimeField):
+            if not isinstance(value, str):
+                raise ValueError("bad timestamp in cursor")
             parsed = datetime.fromisoformat(value)
             if parsed.tzinfo is None:
                 raise ValueError("naive timestamp in cursor")
             return parsed
-        if not isinstance(value, str | int) or isinstance(value, bool):
+        if isinstance(model_field, models.IntegerField | models.AutoField):
+            # Bounded to 64 bits: SQLite cannot even bind a larger integer.
+            if isinstance(value, bool) or not isinstance(value, int) or not -(2**63) <= value < 2**63:
+                raise ValueError("bad integer in cursor")
+            return value
+        if not isinstance(value, str) or "\x00" in value:
             raise ValueError("bad cursor value")
+        value.encode("utf-8")  # UnicodeEncodeError (a ValueError) on a lone surrogate
         return value
 
     def envelope(self, results: list[Any]) -> dict[str, Any]:

@@ -12,14 +12,24 @@ from rest_framework.parsers import BaseParser
 
 from checkpoints.exceptions import PayloadTooLarge, ValidationFailed
 
-_STRING_LITERAL = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+# Both patterns run on text whose escaped backslashes (and, for strings, escaped quotes) were replaced by a
+# NUL, which cannot occur raw in valid JSON. That keeps every scan linear: a string is then simply `"[^"]*"`.
+_STRING_LITERAL = re.compile(r'"[^"]*"')
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_HIGH = r"\\u[dD][89abAB][0-9a-fA-F]{2}"
+_LOW = r"\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+_LONE_SURROGATE = re.compile(rf"{_HIGH}(?!{_LOW})|(?<!{_HIGH}){_LOW}")
+
+
+def _without_escaped_backslashes(text: str) -> str:
+    return text.replace("\\\\", "\x00")
 
 
 def json_depth_exceeds(text: str, limit: int) -> bool:
     """True if the JSON text nests deeper than `limit`. Strings are stripped first (brackets inside them do
-    not count); the remaining bracket walk stops as soon as the limit is passed."""
-    brackets = _NOT_BRACKET.sub("", _STRING_LITERAL.sub("", text))
+    not count); the remaining bracket walk stops as soon as the limit is passed. Linear in the text."""
+    unescaped = _without_escaped_backslashes(text).replace('\\"', "\x00")
+    brackets = _NOT_BRACKET.sub("", _STRING_LITERAL.sub("", unescaped))
     depth = 0
     for char in brackets:
         if char in "[{":
@@ -61,8 +71,16 @@ def parse_json(raw: bytes | str, *, max_depth: int | None = None) -> Any:
             raise ValidationFailed(f"The body is not valid UTF-8 (byte {exc.start}).") from exc
     else:
         text = raw
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValidationFailed("The JSON text holds a lone UTF-16 surrogate.") from exc
     if json_depth_exceeds(text, max_depth):
         raise ValidationFailed(f"JSON nests deeper than {max_depth} levels.", {"max_depth": max_depth})
+    # `"\ud800"` decodes to a lone surrogate, which no UTF-8 text (PostgreSQL, the canonical encoding, the
+    # response) can hold: refuse it here, once, for every field of every endpoint.
+    if "\\u" in text and _LONE_SURROGATE.search(_without_escaped_backslashes(text)):
+        raise ValidationFailed("The JSON text holds a lone UTF-16 surrogate escape (\\ud800-\\udfff).")
     try:
         return json.loads(
             text,

@@ -7,6 +7,7 @@ first); the cache logs the outage.
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -16,26 +17,29 @@ from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
 from checkpoints.cache import CacheUnavailable
+from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import ApiKey
+from checkpoints.services.workspaces import throttle_rate_parse
 
-_PERIODS = {
-    "s": 1,
-    "sec": 1,
-    "second": 1,
-    "m": 60,
-    "min": 60,
-    "minute": 60,
-    "h": 3600,
-    "hour": 3600,
-    "d": 86400,
-    "day": 86400,
-}
+logger = logging.getLogger(__name__)
 
 
 def parse_rate(rate: str) -> tuple[int, int]:
-    """'6000/min' -> (6000, 60)."""
-    count, _, period = rate.partition("/")
-    return int(count), _PERIODS[period.strip().lower()]
+    """'6000/min' -> (6000, 60); ValidationFailed if it is not a rate."""
+    return throttle_rate_parse(rate)
+
+
+def key_rate(key: ApiKey) -> tuple[int, int]:
+    """The key's own rate, or the default. A bad stored rate (written around the validators, e.g. in the
+    admin or SQL) falls back to the default rather than failing every request of the key with a 500."""
+    if key.throttle_rate:
+        try:
+            return throttle_rate_parse(key.throttle_rate)
+        except ValidationFailed:
+            logger.warning(
+                "API key %s has an invalid throttle_rate %r; using the default", key.prefix, key.throttle_rate
+            )
+    return throttle_rate_parse(settings.CAIRN_THROTTLE_RATE)
 
 
 class ApiKeyRateThrottle(BaseThrottle):
@@ -46,7 +50,7 @@ class ApiKeyRateThrottle(BaseThrottle):
         key = request.auth
         if not isinstance(key, ApiKey):
             return True
-        limit, period = parse_rate(key.throttle_rate or settings.CAIRN_THROTTLE_RATE)
+        limit, period = key_rate(key)
         now = time.time()
         window = int(now // period)
         cache_key = f"throttle:{key.pk}:{period}:{window}"

@@ -10,6 +10,7 @@ PostgreSQL gets the native jsonb operators (GIN-indexable); SQLite gets an equiv
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import JSONField, Lookup, TextField
@@ -23,11 +24,17 @@ SqlAndParams = tuple[str, tuple[Any, ...]]
 class _ElementsLookup(Lookup):
     prepare_rhs = False
 
-    def _values(self) -> list[str]:
-        values = list(dict.fromkeys(self.rhs))
+    def get_prep_lookup(self) -> Any:
+        # Runs when the filter is built, so bad input fails at .filter(), not later inside query execution.
+        if isinstance(self.rhs, str | bytes | dict):
+            raise ValidationFailed("A list of strings is required to match a list field.")
+        values = list(self.rhs)
         if not all(isinstance(v, str) for v in values):
             raise ValidationFailed("Only strings can be matched against a list field.")
         return values
+
+    def _values(self) -> list[str]:
+        return list(dict.fromkeys(self.rhs))
 
 
 @JSONField.register_lookup
@@ -79,62 +86,126 @@ class JsonContains(Lookup):
     lookup_name = "json_contains"
     prepare_rhs = False
 
+    def get_prep_lookup(self) -> Any:
+        # Runs when the filter is built, so bad input fails at .filter(), not inside query execution.
+        _check_filter_value(self.rhs)
+        return self.rhs
+
+    def _wanted(self) -> Any:
+        return self.rhs
+
     def as_postgresql(self, compiler: SQLCompiler, connection: Any) -> SqlAndParams:
         lhs, lhs_params = self.process_lhs(compiler, connection)
         # Matches the expression index `((metadata)::jsonb) jsonb_path_ops`.
-        return f"({lhs})::jsonb @> %s::jsonb", (*lhs_params, json.dumps(self.rhs))
+        return f"({lhs})::jsonb @> %s::jsonb", (*lhs_params, json.dumps(self._wanted()))
 
     def as_sql(self, compiler: SQLCompiler, connection: Any) -> SqlAndParams:
         lhs, lhs_params = self.process_lhs(compiler, connection)
-        sql, params = _SqliteContainment(lhs, list(lhs_params)).contains("'$'", [], self.rhs)
-        return sql, tuple(params)
+        params = list(lhs_params)
+        root = _Node(
+            type=(f"json_type({lhs})", params),
+            atom=(f"json_extract({lhs}, '$')", params),
+            json=(lhs, params),
+            text=(f"({lhs} -> '$')", params),
+        )
+        sql, sql_params = _SqliteContainment().contains(root, self._wanted())
+        # A row whose text is not JSON (only a tampered row can be) must not match, nor fail the query.
+        return f"CASE WHEN json_valid({lhs}) THEN {sql} ELSE 0 END", (*params, *sql_params)
+
+
+def _check_filter_value(value: Any) -> None:
+    """Only JSON values, and no NUL: jsonb cannot hold U+0000, so PostgreSQL would refuse the query; it is
+    refused on both databases alike."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise ValidationFailed("A JSON filter may not contain NUL characters.")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_filter_value(key)
+            _check_filter_value(item)
+    elif isinstance(value, list):
+        for item in value:
+            _check_filter_value(item)
+    elif value is not None and not isinstance(value, bool | int | float):
+        raise ValidationFailed(f"Unsupported value in a JSON filter: {type(value).__name__}.")
 
 
 _Fragment = tuple[str, list[Any]]
+_INT64 = range(-(2**63), 2**63)
+
+
+@dataclass(frozen=True)
+class _Node:
+    """SQL for one node of a stored JSON document: its JSON type name, its SQL value (primitives), its JSON
+    text (containers), and its exact JSON text (numbers beyond 64 bits)."""
+
+    type: _Fragment
+    atom: _Fragment
+    json: _Fragment
+    text: _Fragment
+
+    @classmethod
+    def element(cls, parent: _Node, alias: str) -> _Node:
+        """A member or element of `parent`, enumerated by `json_each(parent) AS alias`."""
+        return cls(
+            type=(f"{alias}.type", []),
+            atom=(f"{alias}.atom", []),
+            json=(f"{alias}.value", []),
+            text=(f"({parent.json[0]} -> {alias}.fullkey)", list(parent.json[1])),
+        )
 
 
 class _SqliteContainment:
-    """SQLite SQL equal to jsonb `root @> value`: walks `value`, addressing `root` by JSON path."""
+    """SQLite SQL equal to jsonb `node @> value`.
 
-    def __init__(self, root: str, root_params: list[Any]) -> None:
-        self.root, self.root_params = root, root_params
+    It walks `value` and enumerates the stored document with json_each() rather than addressing it by JSON
+    path, so any object key works (SQLite paths cannot express a key holding a double quote).
+    """
+
+    def __init__(self) -> None:
         self.aliases = 0
 
-    def _at(self, function: str, path: str, path_params: list[Any]) -> _Fragment:
-        return f"{function}({self.root}, {path})", [*self.root_params, *path_params]
-
-    def contains(self, path: str, path_params: list[Any], value: Any) -> _Fragment:
-        type_sql, type_params = self._at("json_type", path, path_params)
-        if isinstance(value, dict):
-            clauses, params = [f"{type_sql} = 'object'"], list(type_params)
-            for key, item in value.items():
-                if '"' in key or "\\" in key:
-                    raise ValidationFailed("Metadata filter keys may not contain quotes or backslashes.")
-                sql, sub_params = self.contains(f"{path} || %s", [*path_params, f'."{key}"'], item)
-                clauses.append(sql)
-                params.extend(sub_params)
-            return "(" + " AND ".join(clauses) + ")", params
-        if isinstance(value, list):
-            clauses, params = [f"{type_sql} = 'array'"], list(type_params)
-            for item in value:
+    def contains(self, node: _Node, value: Any) -> _Fragment:
+        type_sql, type_params = node.type
+        if isinstance(value, dict | list):
+            kind = "object" if isinstance(value, dict) else "array"
+            clauses, params = [f"{type_sql} = '{kind}'"], list(type_params)
+            pairs = value.items() if isinstance(value, dict) else ((None, item) for item in value)
+            for key, item in pairs:
                 self.aliases += 1
                 alias = f"je{self.aliases}"
-                sql, sub_params = self.contains(f"{alias}.fullkey", [], item)
+                sub_sql, sub_params = self.contains(_Node.element(node, alias), item)
+                key_sql, key_params = (f"{alias}.key = %s AND ", [key]) if key is not None else ("", [])
                 clauses.append(
-                    f"EXISTS (SELECT 1 FROM json_each({self.root}, {path}) AS {alias} WHERE {sql})"
+                    f"EXISTS (SELECT 1 FROM json_each({node.json[0]}) AS {alias} WHERE {key_sql}{sub_sql})"
                 )
-                params.extend([*self.root_params, *path_params, *sub_params])
+                params.extend([*node.json[1], *key_params, *sub_params])
             return "(" + " AND ".join(clauses) + ")", params
         if value is None:
-            return f"{type_sql} = 'null'", type_params
+            return f"{type_sql} = 'null'", list(type_params)
         if isinstance(value, bool):
-            return f"{type_sql} = %s", [*type_params, "true" if value else "false"]
-        extract_sql, extract_params = self._at("json_extract", path, path_params)
-        if isinstance(value, int | float):
+            return f"{type_sql} = '{'true' if value else 'false'}'", list(type_params)
+        atom_sql, atom_params = node.atom
+        if isinstance(value, int) and value not in _INT64:
+            # SQLite reads integers beyond 64 bits as doubles: compare the exact stored text instead. A stored
+            # float (1e+30) still equals the integer it spells (10**30), as a jsonb numeric would.
+            text_sql, text_params = node.text
+            sql = f"({type_sql} = 'integer' AND {text_sql} = %s)"
+            params = [*type_params, *text_params, str(value)]
+            try:
+                as_float = float(value)
+            except OverflowError:  # no double is that large, so no stored float can equal it
+                return sql, params
             return (
-                f"({type_sql} IN ('integer', 'real') AND {extract_sql} = %s)",
-                [*type_params, *extract_params, value],
+                f"({sql} OR ({type_sql} = 'real' AND {atom_sql} = %s))",
+                [*params, *type_params, *atom_params, as_float],
+            )
+        if isinstance(value, int | float):
+            # 1 and 1.0 are the same number, as in jsonb.
+            return (
+                f"({type_sql} IN ('integer', 'real') AND {atom_sql} = %s)",
+                [*type_params, *atom_params, value],
             )
         if isinstance(value, str):
-            return f"({type_sql} = 'text' AND {extract_sql} = %s)", [*type_params, *extract_params, value]
+            return f"({type_sql} = 'text' AND {atom_sql} = %s)", [*type_params, *atom_params, value]
         raise ValidationFailed(f"Unsupported value in a JSON filter: {type(value).__name__}.")

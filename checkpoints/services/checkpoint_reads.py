@@ -1,4 +1,5 @@
-"""Checkpoint reads that raise domain errors: lookups by public id, head, lineage, diff."""
+"""Checkpoint reads that raise domain errors: lookups by public id, head, timelines, integrity checks,
+lineage, diff and pending writes."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from typing import Any
 
 import jsonpatch
 from django.db import connection
+from django.db.models import QuerySet
 from django.utils import timezone
 
-from checkpoints.exceptions import AmbiguousId, Gone, NotFound
+from checkpoints.exceptions import AmbiguousId, ChecksumMismatch, Gone, NotFound, ValidationFailed
+from checkpoints.integrity import record_checksum_from_parts
 from checkpoints.models import Checkpoint, PendingWrite, Thread, Workspace
 
 
@@ -23,7 +26,64 @@ def thread_get(*, workspace: Workspace, thread_id: str) -> Thread:
 
 def checkpoint_head(*, thread: Thread, namespace: str, now: datetime | None = None) -> Checkpoint | None:
     """The newest readable checkpoint of the namespace (index `checkpoint_head`, no scan)."""
-    return Checkpoint.objects.filter(thread=thread, namespace=namespace).live(now).newest_first().first()
+    head = Checkpoint.objects.filter(thread=thread, namespace=namespace).live(now).newest_first().first()
+    if head is not None:
+        head.thread = thread  # the caller holds the thread already: no query to reach it again
+    return head
+
+
+def checkpoint_timeline(
+    *,
+    thread: Thread,
+    namespace: str | None,
+    include_tombstones: bool = False,
+    include_state: bool = False,
+    before: str | None = None,
+    now: datetime | None = None,
+) -> QuerySet[Checkpoint]:
+    """A thread's checkpoints for a timeline page (order it newest first).
+
+    `namespace` None means every namespace. `before` is a checkpoint_id: only checkpoints created before it
+    (in that namespace, or anywhere in the thread if it is unique there). Without tombstones the
+    per-namespace page is a seek on the `checkpoint_head` index, the all-namespaces page one on
+    `checkpoint_thread_timeline`.
+    """
+    queryset = Checkpoint.objects.filter(thread=thread)
+    if not include_tombstones:
+        queryset = queryset.live(now)
+    if namespace is not None:
+        queryset = queryset.filter(namespace=namespace)
+    if before is not None:
+        anchors = Checkpoint.objects.filter(thread=thread, checkpoint_id=before)
+        if namespace is not None:
+            anchors = anchors.filter(namespace=namespace)
+        anchor_pks = list(anchors.values_list("pk", flat=True)[:2])
+        if len(anchor_pks) != 1:
+            problem = "No such checkpoint." if not anchor_pks else "Ambiguous: give the namespace."
+            raise ValidationFailed(f"before: {problem}", {"fields": {"before": [problem]}})
+        queryset = queryset.filter(pk__lt=anchor_pks[0])
+    return queryset if include_state else queryset.without_payload()
+
+
+def workspace_timeline(
+    *,
+    workspace: Workspace,
+    namespace: str | None = None,
+    include_tombstones: bool = False,
+    include_state: bool = False,
+    now: datetime | None = None,
+) -> QuerySet[Checkpoint]:
+    """Every checkpoint of the workspace for the workspace-wide timeline (order it newest first).
+
+    Seeks on `checkpoint_ws_timeline`; filtered by agent on `checkpoint_ws_agent`, by handoff target (an
+    agent's inbox) on `checkpoint_ws_inbox`.
+    """
+    queryset = Checkpoint.objects.for_workspace(workspace).select_related("thread")
+    if not include_tombstones:
+        queryset = queryset.live(now)
+    if namespace is not None:
+        queryset = queryset.filter(namespace=namespace)
+    return queryset if include_state else queryset.without_payload()
 
 
 def _pick_one(candidates: list[Checkpoint], what: str) -> Checkpoint:
@@ -40,13 +100,14 @@ def _pick_one(candidates: list[Checkpoint], what: str) -> Checkpoint:
 def checkpoint_get(
     *, workspace: Workspace, thread_id: str, checkpoint_id: str, namespace: str | None = None
 ) -> Checkpoint:
-    """A checkpoint of a thread by public id. Without a namespace the id must be unique in the thread."""
+    """A checkpoint of a thread by public id. Without a namespace the id must be unique in the thread
+    (AmbiguousId otherwise). Tombstones and expired checkpoints are returned too: callers decide."""
     queryset = Checkpoint.objects.select_related("thread").filter(
         workspace=workspace, thread__thread_id=thread_id, checkpoint_id=checkpoint_id
     )
     if namespace is not None:
         queryset = queryset.filter(namespace=namespace)
-    return _pick_one(list(queryset[:10]), repr(checkpoint_id))
+    return _pick_one(list(queryset.order_by("id")[:10]), repr(checkpoint_id))
 
 
 def checkpoint_get_by_id(*, workspace: Workspace, checkpoint_id: str) -> Checkpoint:
@@ -64,6 +125,55 @@ def ensure_readable(checkpoint: Checkpoint, now: datetime | None = None) -> None
         raise Gone(
             f"Checkpoint {checkpoint.checkpoint_id!r} has expired.",
             {"checkpoint_id": checkpoint.checkpoint_id, "expired_at": checkpoint.effective_expired_at(now)},
+        )
+
+
+def checkpoint_compute_checksum(checkpoint: Checkpoint) -> str:
+    """SHA-256 over the canonical encoding of the whole immutable record (checkpoints.integrity), from the
+    stored canonical texts (no decoding). Needs `checkpoint.thread` (select_related it)."""
+    scalars = {
+        "thread_id": checkpoint.thread.thread_id,
+        "namespace": checkpoint.namespace,
+        "checkpoint_id": checkpoint.checkpoint_id,
+        "parent_id": checkpoint.parent_checkpoint_id,
+        "agent_id": checkpoint.agent_id,
+        "framework": checkpoint.framework,
+        "schema_version": checkpoint.schema_version,
+        "step_index": checkpoint.step_index,
+        "step_name": checkpoint.step_name,
+        "run_id": checkpoint.run_id,
+        "handoff_target": checkpoint.handoff_target,
+        "handoff_from": checkpoint.handoff_from,
+        "created_at": checkpoint.created_at,
+    }
+    payloads = {"state": checkpoint.state, "context": checkpoint.context, "metadata": checkpoint.metadata}
+    return record_checksum_from_parts(scalars, payloads)
+
+
+def checkpoint_verify(checkpoint: Checkpoint) -> bool:
+    """Re-hash a stored checkpoint. Tombstones have no payload left to verify and return True."""
+    if checkpoint.state is None:
+        return True
+    return checkpoint_compute_checksum(checkpoint) == checkpoint.checksum
+
+
+def ensure_intact(checkpoint: Checkpoint) -> None:
+    """ChecksumMismatch (409) if the stored row no longer hashes to its checksum: it was altered after it was
+    saved, so none of it can be trusted (restore, state, lists with state, diff and handoff all refuse it)."""
+    if checkpoint.state is None:
+        return
+    computed = checkpoint_compute_checksum(checkpoint)
+    if computed != checkpoint.checksum:
+        raise ChecksumMismatch(
+            f"Checkpoint {checkpoint.checkpoint_id!r} does not match its checksum; it was altered after it "
+            "was saved.",
+            {
+                "thread_id": checkpoint.thread.thread_id,
+                "namespace": checkpoint.namespace,
+                "checkpoint_id": checkpoint.checkpoint_id,
+                "stored": checkpoint.checksum,
+                "computed": computed,
+            },
         )
 
 
@@ -89,26 +199,45 @@ def checkpoint_lineage(*, checkpoint: Checkpoint, limit: int) -> tuple[list[Chec
         pks = [row[0] for row in cursor.fetchall()]
     has_more = len(pks) > limit
     pks = pks[:limit]
-    rows = Checkpoint.objects.select_related("thread").without_payload().in_bulk(pks)
+    rows = Checkpoint.objects.without_payload().in_bulk(pks)
+    for row in rows.values():
+        row.thread = checkpoint.thread  # same thread by construction: no join, no query
     return [rows[pk] for pk in pks], has_more
 
 
-def _document(checkpoint: Checkpoint) -> dict[str, Any]:
-    ensure_readable(checkpoint)
+def _document(checkpoint: Checkpoint, now: datetime) -> dict[str, Any]:
+    ensure_readable(checkpoint, now)
+    ensure_intact(checkpoint)
     return {name: checkpoint.decoded(name) for name in ("state", "context", "metadata")}
 
 
 def checkpoint_diff(*, checkpoint: Checkpoint, against: Checkpoint | None) -> list[dict[str, Any]]:
     """RFC 6902 JSON Patch turning `against` (or an empty document) into `checkpoint`, over
-    {state, context, metadata}."""
-    source = _document(against) if against is not None else {}
-    return list(jsonpatch.make_patch(source, _document(checkpoint)).patch)
+    {state, context, metadata}. Both must be readable (Gone) and intact (ChecksumMismatch)."""
+    now = timezone.now()
+    source = _document(against, now) if against is not None else {}
+    return list(jsonpatch.make_patch(source, _document(checkpoint, now)).patch)
 
 
-def pending_writes_for(*, thread: Thread, namespace: str, checkpoint_id: str) -> list[PendingWrite]:
-    """A checkpoint's pending writes in LangGraph's order (task_path, task_id, idx)."""
-    return list(
-        PendingWrite.objects.filter(thread=thread, namespace=namespace, checkpoint_id=checkpoint_id).order_by(
-            "task_path", "task_id", "idx"
-        )
+def pending_writes_for(
+    *, thread: Thread, namespace: str, checkpoint_id: str, task_id: str | None = None
+) -> list[PendingWrite]:
+    """A checkpoint's pending writes in LangGraph's order (task_path, task_id, idx), optionally one task's."""
+    queryset = PendingWrite.objects.filter(thread=thread, namespace=namespace, checkpoint_id=checkpoint_id)
+    if task_id is not None:
+        queryset = queryset.filter(task_id=task_id)
+    return list(queryset.order_by("task_path", "task_id", "idx"))
+
+
+def pending_writes_ensure_target_readable(
+    *, thread: Thread, namespace: str, checkpoint_id: str, now: datetime | None = None
+) -> None:
+    """Gone if the checkpoint the writes belong to exists and has expired (its writes went with it).
+    Writes for a checkpoint that does not exist yet are fine: LangGraph writes before it saves."""
+    target = (
+        Checkpoint.objects.filter(thread=thread, namespace=namespace, checkpoint_id=checkpoint_id)
+        .without_payload()
+        .first()
     )
+    if target is not None:
+        ensure_readable(target, now)

@@ -20,6 +20,9 @@ from django.db import transaction
 from checkpoints.models import Checkpoint, Thread
 
 HEAD_CACHE_SECONDS = 3600
+# Bigger heads are read from the database: a multi-megabyte value would cost Redis memory and a pickling
+# pass on every save for little gain over one indexed row read.
+HEAD_CACHE_MAX_BYTES = 1024 * 1024
 
 
 def _key(thread: Thread, namespace: str) -> str:
@@ -39,10 +42,13 @@ def head_cache_get(thread: Thread, namespace: str, now: datetime) -> Checkpoint 
 
 def head_cache_put(thread: Thread, namespace: str, head: Checkpoint) -> None:
     """Remember `head` as the head of `namespace` at the thread's current version."""
-    cache.set(_key(thread, namespace), head, HEAD_CACHE_SECONDS)
+    if head.size_bytes <= HEAD_CACHE_MAX_BYTES:
+        cache.set(_key(thread, namespace), head, HEAD_CACHE_SECONDS)
 
 
 def head_cache_put_on_commit(thread: Thread, namespace: str, head: Checkpoint) -> None:
     """Write-through after the surrounding transaction commits (never before: a rollback must not leak)."""
+    if head.size_bytes > HEAD_CACHE_MAX_BYTES:
+        return
     key = _key(thread, namespace)  # computed now: the version this transaction wrote
     transaction.on_commit(lambda: cache.set(key, head, HEAD_CACHE_SECONDS), robust=True)

@@ -11,11 +11,18 @@ from django.utils import timezone
 from checkpoints.models import Thread, Workspace
 
 
-def thread_lock_or_create(*, workspace: Workspace, thread_id: str, now: datetime | None = None) -> Thread:
+def thread_lock_or_create(
+    *,
+    workspace: Workspace,
+    thread_id: str,
+    now: datetime | None = None,
+    defaults: dict[str, Any] | None = None,
+) -> Thread:
     """The thread row, locked for this transaction (SELECT ... FOR UPDATE), created if missing.
 
     Every write under a thread takes this lock first, which serialises head moves and message seqs per
     thread. A concurrent creator is settled by the unique constraint (INSERT ... ON CONFLICT DO NOTHING).
+    `defaults` are field values for a thread this call creates (e.g. its user_id).
     Must run inside transaction.atomic().
     """
     locked = Thread.objects.select_for_update()
@@ -23,7 +30,15 @@ def thread_lock_or_create(*, workspace: Workspace, thread_id: str, now: datetime
     if thread is None:
         now = now or timezone.now()
         Thread.objects.bulk_create(
-            [Thread(workspace=workspace, thread_id=thread_id, created_at=now, updated_at=now)],
+            [
+                Thread(
+                    workspace=workspace,
+                    thread_id=thread_id,
+                    created_at=now,
+                    updated_at=now,
+                    **(defaults or {}),
+                )
+            ],
             ignore_conflicts=True,
         )
         thread = locked.get(workspace=workspace, thread_id=thread_id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 import string
 from datetime import datetime, timedelta
@@ -11,14 +12,40 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import ApiKey, Workspace
 from checkpoints.services.audit import Actor, audit_record
 
 KEY_PREFIX = "cairn_"
 _PREFIX_LENGTH = 8
 _PREFIX_ALPHABET = string.ascii_lowercase + string.digits
+_PREFIX_CHARS = frozenset(_PREFIX_ALPHABET)
 # last_used_at is written at most this often per key, so authentication stays a read.
 LAST_USED_RESOLUTION = timedelta(seconds=60)
+
+RATE_PERIODS = {
+    "s": 1,
+    "sec": 1,
+    "second": 1,
+    "m": 60,
+    "min": 60,
+    "minute": 60,
+    "h": 3600,
+    "hour": 3600,
+    "d": 86400,
+    "day": 86400,
+}
+_RATE = re.compile(r"^\s*([1-9][0-9]{0,9})\s*/\s*([A-Za-z]+)\s*\Z")
+
+
+def throttle_rate_parse(rate: str) -> tuple[int, int]:
+    """'6000/min' -> (6000, 60): `<count >= 1>/<s|sec|second|m|min|minute|h|hour|d|day>`, else
+    ValidationFailed (naming the `throttle_rate` field)."""
+    match = _RATE.match(rate)
+    if match is None or match.group(2).lower() not in RATE_PERIODS:
+        message = f"{rate!r} is not a rate like '100/s' or '6000/min' (periods: s, min, hour, day)."
+        raise ValidationFailed(message, {"fields": {"throttle_rate": [message]}})
+    return int(match.group(1)), RATE_PERIODS[match.group(2).lower()]
 
 
 def workspace_get_or_create(*, slug: str, name: str | None = None) -> tuple[Workspace, bool]:
@@ -39,8 +66,14 @@ def api_key_create(
     scope: str = ApiKey.Scope.WRITE,
     expires_at: datetime | None = None,
     actor: Actor | None = None,
+    throttle_rate: str = "",
 ) -> tuple[ApiKey, str]:
-    """Create a key and return it with its full secret string, which is shown once and never stored."""
+    """Create a key and return it with its full secret string, which is shown once and never stored.
+
+    `throttle_rate` ("100/s", "6000/min", ...; "" = the server default) is validated here.
+    """
+    if throttle_rate:
+        throttle_rate_parse(throttle_rate)
     prefix = "".join(secrets.choice(_PREFIX_ALPHABET) for _ in range(_PREFIX_LENGTH))
     secret = secrets.token_urlsafe(32)
     key = ApiKey.objects.create(
@@ -50,6 +83,7 @@ def api_key_create(
         secret_hash=_hash_secret(secret),
         scope=scope,
         expires_at=expires_at,
+        throttle_rate=throttle_rate,
     )
     audit_record(
         workspace=workspace,
@@ -71,7 +105,8 @@ def api_key_authenticate(raw_key: str) -> ApiKey | None:
         raw_key[len(KEY_PREFIX) + _PREFIX_LENGTH],
         raw_key[len(KEY_PREFIX) + _PREFIX_LENGTH + 1 :],
     )
-    if separator != "_":
+    # Anything but the prefix alphabet (NUL included) cannot name a key, and must not reach the database.
+    if separator != "_" or not _PREFIX_CHARS.issuperset(prefix):
         return None
     key = ApiKey.objects.select_related("workspace").filter(prefix=prefix).first()
     if key is None or not hmac.compare_digest(key.secret_hash, _hash_secret(secret)):

@@ -45,8 +45,39 @@ def _optional_name(**kwargs: Any) -> StrictCharField:
     return StrictCharField(required=False, allow_null=True, min_length=1, max_length=255, **kwargs)
 
 
+# Every key of the checkpoint representation (see checkpoint_representation).
+CHECKPOINT_FIELDS = frozenset(
+    {
+        "thread_id",
+        "namespace",
+        "checkpoint_id",
+        "parent_id",
+        "agent_id",
+        "framework",
+        "schema_version",
+        "step_index",
+        "step_name",
+        "run_id",
+        "state",
+        "context",
+        "metadata",
+        "handoff_target",
+        "handoff_from",
+        "message_seq",
+        "checksum",
+        "size_bytes",
+        "created_at",
+        "expires_at",
+        "pinned",
+        "expired_at",
+    }
+)
+
+
 class CheckpointStateSerializer(StrictSerializer):
     """Body of `PUT threads/{id}/state/`: a checkpoint whose parent is the current head."""
+
+    read_only_names = CHECKPOINT_FIELDS
 
     checkpoint_id = ClientIdField(required=False)
     namespace = StrictCharField(required=False, allow_blank=True, max_length=255, trim_whitespace=False)
@@ -81,6 +112,8 @@ class CheckpointCreateSerializer(CheckpointStateSerializer):
 
 
 class CheckpointTtlSerializer(StrictSerializer):
+    read_only_names = CHECKPOINT_FIELDS
+
     ttl_seconds = TtlSecondsField(required=False)
     pinned = StrictBooleanField(required=False)
 
@@ -93,6 +126,8 @@ class CheckpointTtlSerializer(StrictSerializer):
 
 
 class CheckpointHandoffSerializer(StrictSerializer):
+    read_only_names = CHECKPOINT_FIELDS
+
     target_agent_id = StrictCharField(min_length=1, max_length=255)
     # Field named like Serializer.context: DRF moves declared fields off the class, the stubs cannot know.
     context = JSONObjectField(required=False)  # type: ignore[assignment]
@@ -100,13 +135,18 @@ class CheckpointHandoffSerializer(StrictSerializer):
 
 
 class PendingWriteItemSerializer(StrictSerializer):
+    read_only_names = frozenset({"task_id", "task_path", "created_at"})
+
     channel = StrictCharField(min_length=1, max_length=255)
-    value = AnyJSONField()
+    # LangGraph writes None to channels too.
+    value = AnyJSONField(allow_null=True)
     type = StrictCharField(required=False, allow_blank=True, max_length=64)
     idx = StrictIntegerField(required=False, min_value=-(2**31), max_value=2**31 - 1)
 
 
 class PendingWritesCreateSerializer(StrictSerializer):
+    read_only_names = frozenset({"thread_id", "namespace", "checkpoint_id", "created_at"})
+
     task_id = StrictCharField(min_length=1, max_length=255)
     task_path = StrictCharField(required=False, allow_blank=True, max_length=1024)
     writes = PendingWriteItemSerializer(many=True, allow_empty=False, max_length=1000)  # type: ignore[call-arg]
@@ -194,8 +234,11 @@ class CheckpointPageSerializer(serializers.Serializer):
 
 class DiffSerializer(serializers.Serializer):
     checkpoint_id = serializers.CharField()
-    against = serializers.CharField(allow_null=True)
-    patch = serializers.ListField(child=serializers.DictField())
+    against = serializers.CharField(allow_null=True, help_text="The checkpoint diffed from (null: none).")
+    against_thread_id = serializers.CharField(allow_null=True)
+    patch = serializers.ListField(
+        child=serializers.DictField(), help_text="RFC 6902 operations turning `against` into this checkpoint."
+    )
 
 
 def pending_write_representation(write: PendingWrite) -> dict[str, Any]:

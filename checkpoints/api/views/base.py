@@ -44,11 +44,14 @@ class WorkspaceAPIView(APIView):
             return True
         if raw.lower() in _FALSE:
             return False
-        raise ValidationFailed(f"{name} must be true or false.", {name: raw})
+        message = f"{name} must be true or false."
+        raise ValidationFailed(message, {"fields": {name: [message]}})
 
     def query_namespace(self) -> str | None:
-        """`?namespace=` as given (empty = the root namespace); None when absent (= any namespace)."""
+        """`?namespace=` as given (empty = the root namespace); None when absent (= any namespace, or the
+        root namespace where one namespace is needed)."""
         value = self.request.query_params.get("namespace")
         if value is not None and len(value) > 255:
-            raise ValidationFailed("namespace is longer than 255 characters.")
+            message = "namespace is longer than 255 characters."
+            raise ValidationFailed(message, {"fields": {"namespace": [message]}})
         return value

@@ -14,7 +14,6 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from checkpoints.api.errors import envelope
 from checkpoints.api.filters import CheckpointFilterSet, filter_queryset
 from checkpoints.api.pagination import KeysetPage, parse_limit
 from checkpoints.api.serializers.checkpoints import (
@@ -30,20 +29,23 @@ from checkpoints.api.serializers.checkpoints import (
     pending_write_representation,
 )
 from checkpoints.api.views.base import WorkspaceAPIView
-from checkpoints.exceptions import ChecksumMismatch, ValidationFailed
+from checkpoints.exceptions import Gone, ValidationFailed
 from checkpoints.models import Checkpoint
 from checkpoints.services.checkpoint_reads import (
     checkpoint_diff,
     checkpoint_get,
     checkpoint_get_by_id,
     checkpoint_lineage,
+    checkpoint_timeline,
+    ensure_intact,
+    pending_writes_ensure_target_readable,
     pending_writes_for,
     thread_get,
+    workspace_timeline,
 )
 from checkpoints.services.checkpoints import (
     UNSET,
     SaveResult,
-    checkpoint_compute_checksum,
     checkpoint_expire,
     checkpoint_handoff,
     checkpoint_save,
@@ -84,32 +86,34 @@ def checkpoint_url(checkpoint: Checkpoint, view: str = "api:checkpoint-detail", 
     return f"{path}?{urlencode({'namespace': checkpoint.namespace, **params})}"
 
 
-def gone_response(checkpoint: Checkpoint) -> Response:
-    """410 with the tombstone in the body, so lineage and audits stay whole for the client too."""
-    now = timezone.now()
-    body = envelope(
-        "gone",
+def checkpoint_gone(checkpoint: Checkpoint) -> Gone:
+    """410 with the tombstone in `details.checkpoint`, so lineage and audits stay whole for the client too."""
+    return Gone(
         f"Checkpoint {checkpoint.checkpoint_id!r} has expired.",
-        {"checkpoint": checkpoint_representation(checkpoint, include_state=True, now=now)},
+        {"checkpoint": checkpoint_representation(checkpoint, include_state=True, now=timezone.now())},
     )
-    return Response(body, status=status.HTTP_410_GONE)
 
 
 def verified_response(checkpoint: Checkpoint, *, include_state: bool = True) -> Response:
     """A restore: 410 if unreadable, 409 if the re-hash disagrees, else 200 + X-Checksum-Verified."""
     now = timezone.now()
     if not checkpoint.is_readable(now):
-        return gone_response(checkpoint)
-    computed = checkpoint_compute_checksum(checkpoint)
-    if computed != checkpoint.checksum:
-        raise ChecksumMismatch(
-            "The stored checkpoint does not match its checksum; it was altered after it was saved.",
-            {"checkpoint_id": checkpoint.checkpoint_id, "stored": checkpoint.checksum, "computed": computed},
-        )
+        raise checkpoint_gone(checkpoint)
+    ensure_intact(checkpoint)
     response = Response(checkpoint_representation(checkpoint, include_state=include_state, now=now))
     response["X-Checksum-Verified"] = "true"
     response["ETag"] = f'"{checkpoint.checkpoint_id}"'
     return response
+
+
+def page_representation(checkpoints: list[Checkpoint], *, include_state: bool) -> list[dict[str, Any]]:
+    """A list page. Payloads are only served verified: a page holding an altered row is a 409 naming it."""
+    now = timezone.now()
+    if include_state:
+        for checkpoint in checkpoints:
+            if checkpoint.is_readable(now):
+                ensure_intact(checkpoint)
+    return [checkpoint_representation(c, include_state=include_state, now=now) for c in checkpoints]
 
 
 def saved_response(result: SaveResult, *, include_state: bool) -> Response:
@@ -118,13 +122,22 @@ def saved_response(result: SaveResult, *, include_state: bool) -> Response:
     return Response(body, status=code, headers={"Location": checkpoint_url(result.checkpoint)})
 
 
-def save_arguments(data: dict[str, Any]) -> dict[str, Any]:
-    """Map validated input to checkpoint_save keywords (absent optional fields stay absent)."""
+def save_arguments(data: dict[str, Any], query_namespace: str | None) -> dict[str, Any]:
+    """Map validated input to checkpoint_save keywords (absent optional fields stay absent).
+
+    The namespace may come from the body or from `?namespace=` (default: the root namespace ""); both
+    given and different is a 400 rather than a guess.
+    """
     arguments = dict(data)
     if "ttl_seconds" not in arguments:
         arguments["ttl_seconds"] = UNSET
     if "parent_id" not in arguments:
         arguments["parent_id"] = UNSET
+    body_namespace = arguments.get("namespace")
+    if body_namespace is not None and query_namespace is not None and body_namespace != query_namespace:
+        message = "The body and ?namespace= name different namespaces."
+        raise ValidationFailed(message, {"fields": {"namespace": [message]}})
+    arguments["namespace"] = body_namespace if body_namespace is not None else query_namespace or ""
     return arguments
 
 
@@ -136,33 +149,19 @@ class ThreadCheckpointsView(WorkspaceAPIView):
     )
     def get(self, request: Request, thread_id: str) -> Response:
         thread = thread_get(workspace=self.workspace, thread_id=thread_id)
-        queryset = Checkpoint.objects.filter(thread=thread)
-        if not self.query_bool("include_tombstones"):
-            queryset = queryset.live()
-        namespace = self.query_namespace()
-        if namespace is not None:
-            queryset = queryset.filter(namespace=namespace)
-        before = request.query_params.get("before")
-        if before:
-            anchors = Checkpoint.objects.filter(thread=thread, checkpoint_id=before)
-            if namespace is not None:
-                anchors = anchors.filter(namespace=namespace)
-            anchor_pks = list(anchors.values_list("pk", flat=True)[:2])
-            if len(anchor_pks) != 1:
-                problem = "no such checkpoint" if not anchor_pks else "ambiguous: give the namespace"
-                raise ValidationFailed(f"before: {problem}.", {"before": before})
-            queryset = queryset.filter(pk__lt=anchor_pks[0])
         include_state = self.query_bool("include_state")
-        if not include_state:
-            queryset = queryset.without_payload()
+        queryset = checkpoint_timeline(
+            thread=thread,
+            namespace=self.query_namespace(),
+            include_tombstones=self.query_bool("include_tombstones"),
+            include_state=include_state,
+            before=request.query_params.get("before") or None,
+        )
         queryset = filter_queryset(CheckpointFilterSet, request.query_params, queryset)
         page = KeysetPage(request, queryset, ["-id"])
-        now = timezone.now()
-        results = [
-            checkpoint_representation(c, include_state=include_state, now=now, thread_id=thread.thread_id)
-            for c in page.results
-        ]
-        return Response(page.envelope(results))
+        for checkpoint in page.results:
+            checkpoint.thread = thread  # one thread for the whole page: no join, no query per row
+        return Response(page.envelope(page_representation(page.results, include_state=include_state)))
 
     @extend_schema(
         summary="Save a checkpoint (creates the thread if missing)",
@@ -172,11 +171,16 @@ class ThreadCheckpointsView(WorkspaceAPIView):
     )
     def post(self, request: Request, thread_id: str) -> Response:
         data = self.validated(CheckpointCreateSerializer)
-        result = checkpoint_save(workspace=self.workspace, thread_id=thread_id, **save_arguments(data))
+        result = checkpoint_save(
+            workspace=self.workspace, thread_id=thread_id, **save_arguments(data, self.query_namespace())
+        )
         return saved_response(result, include_state=self.query_bool("include_state", default=True))
 
 
 class CheckpointDetailView(WorkspaceAPIView):
+    """Base of every `threads/{thread_id}/checkpoints/{checkpoint_id}/...` view. The checkpoint is looked up
+    before the body is validated: a missing (or another workspace's) checkpoint is a 404 whatever the body."""
+
     def _get(self, thread_id: str, checkpoint_id: str) -> Checkpoint:
         return checkpoint_get(
             workspace=self.workspace,
@@ -184,6 +188,12 @@ class CheckpointDetailView(WorkspaceAPIView):
             checkpoint_id=checkpoint_id,
             namespace=self.query_namespace(),
         )
+
+    def _get_readable(self, thread_id: str, checkpoint_id: str) -> Checkpoint:
+        checkpoint = self._get(thread_id, checkpoint_id)
+        if not checkpoint.is_readable(timezone.now()):
+            raise checkpoint_gone(checkpoint)
+        return checkpoint
 
     @extend_schema(
         summary="Restore a checkpoint (re-hashed; X-Checksum-Verified: true)",
@@ -199,7 +209,7 @@ class CheckpointDetailView(WorkspaceAPIView):
         responses={204: None},
     )
     def delete(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
-        checkpoint_expire(checkpoint=self._get(thread_id, checkpoint_id), actor=self.actor)
+        checkpoint_expire(checkpoint=self._get_readable(thread_id, checkpoint_id), actor=self.actor)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -211,9 +221,10 @@ class CheckpointTtlView(CheckpointDetailView):
         responses={200: CheckpointSerializer},
     )
     def post(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
+        checkpoint = self._get_readable(thread_id, checkpoint_id)
         data = self.validated(CheckpointTtlSerializer)
         updated = checkpoint_set_ttl(
-            checkpoint=self._get(thread_id, checkpoint_id),
+            checkpoint=checkpoint,
             actor=self.actor,
             ttl_seconds=data.get("ttl_seconds", UNSET),
             pinned=data.get("pinned", UNSET),
@@ -229,9 +240,10 @@ class CheckpointHandoffView(CheckpointDetailView):
         responses={201: CheckpointSerializer},
     )
     def post(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
+        source = self._get_readable(thread_id, checkpoint_id)
         data = self.validated(CheckpointHandoffSerializer)
         handed = checkpoint_handoff(
-            source=self._get(thread_id, checkpoint_id),
+            source=source,
             target_agent_id=data["target_agent_id"],
             actor=self.actor,
             context=data.get("context", UNSET),
@@ -256,18 +268,27 @@ class CheckpointDiffView(CheckpointDetailView):
         responses={200: DiffSerializer},
     )
     def get(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
-        checkpoint = self._get(thread_id, checkpoint_id)
-        against_id = request.query_params.get("against") or checkpoint.parent_checkpoint_id
+        checkpoint = self._get_readable(thread_id, checkpoint_id)
+        params = request.query_params
+        against_id = params.get("against") or checkpoint.parent_checkpoint_id
         against = None
         if against_id:
             against = checkpoint_get(
                 workspace=self.workspace,
-                thread_id=request.query_params.get("against_thread_id") or thread_id,
+                thread_id=params.get("against_thread_id") or thread_id,
                 checkpoint_id=against_id,
-                namespace=request.query_params.get("against_namespace", checkpoint.namespace),
+                namespace=params.get("against_namespace", checkpoint.namespace),
             )
+            if not against.is_readable(timezone.now()):
+                raise checkpoint_gone(against)
         patch = checkpoint_diff(checkpoint=checkpoint, against=against)
-        return Response({"checkpoint_id": checkpoint.checkpoint_id, "against": against_id, "patch": patch})
+        body = {
+            "checkpoint_id": checkpoint.checkpoint_id,
+            "against": against_id,
+            "against_thread_id": against.thread.thread_id if against else None,
+            "patch": patch,
+        }
+        return Response(body)
 
 
 class CheckpointLineageView(CheckpointDetailView):
@@ -299,15 +320,15 @@ class CheckpointWritesView(WorkspaceAPIView):
     )
     def get(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
         thread = thread_get(workspace=self.workspace, thread_id=thread_id)
-        writes = pending_writes_for(
-            thread=thread, namespace=self.query_namespace() or "", checkpoint_id=checkpoint_id
-        )
+        namespace = self.query_namespace() or ""
+        pending_writes_ensure_target_readable(thread=thread, namespace=namespace, checkpoint_id=checkpoint_id)
+        writes = pending_writes_for(thread=thread, namespace=namespace, checkpoint_id=checkpoint_id)
         return Response(
             {"results": [pending_write_representation(w) for w in writes], "next": None, "previous": None}
         )
 
     @extend_schema(
-        summary="Store pending writes",
+        summary="Store pending writes (creates the thread if missing; the checkpoint may not exist yet)",
         request=PendingWritesCreateSerializer,
         parameters=[OpenApiParameter("namespace", str, description="Default: the root namespace.")],
         responses={201: PendingWriteListSerializer},
@@ -324,12 +345,13 @@ class CheckpointWritesView(WorkspaceAPIView):
             task_path=data.get("task_path", ""),
             writes=data["writes"],
         )
-        thread = thread_get(workspace=self.workspace, thread_id=thread_id)
-        writes = [
-            w
-            for w in pending_writes_for(thread=thread, namespace=namespace, checkpoint_id=checkpoint_id)
-            if w.task_id == data["task_id"]
-        ]
+        # What is stored for the task now (earlier ordinary writes win over a retry's).
+        writes = pending_writes_for(
+            thread=thread_get(workspace=self.workspace, thread_id=thread_id),
+            namespace=namespace,
+            checkpoint_id=checkpoint_id,
+            task_id=data["task_id"],
+        )
         body = {"results": [pending_write_representation(w) for w in writes], "next": None, "previous": None}
         return Response(body, status=status.HTTP_201_CREATED)
 
@@ -348,23 +370,16 @@ class WorkspaceCheckpointsView(WorkspaceAPIView):
         responses=CheckpointPageSerializer,
     )
     def get(self, request: Request) -> Response:
-        queryset = Checkpoint.objects.for_workspace(self.workspace).select_related("thread")
-        if not self.query_bool("include_tombstones"):
-            queryset = queryset.live()
-        namespace = self.query_namespace()
-        if namespace is not None:
-            queryset = queryset.filter(namespace=namespace)
         include_state = self.query_bool("include_state")
-        if not include_state:
-            queryset = queryset.without_payload()
+        queryset = workspace_timeline(
+            workspace=self.workspace,
+            namespace=self.query_namespace(),
+            include_tombstones=self.query_bool("include_tombstones"),
+            include_state=include_state,
+        )
         queryset = filter_queryset(CheckpointFilterSet, request.query_params, queryset)
         page = KeysetPage(request, queryset, ["-id"])
-        now = timezone.now()
-        return Response(
-            page.envelope(
-                [checkpoint_representation(c, include_state=include_state, now=now) for c in page.results]
-            )
-        )
+        return Response(page.envelope(page_representation(page.results, include_state=include_state)))
 
 
 class CheckpointByIdView(WorkspaceAPIView):

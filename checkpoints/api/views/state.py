@@ -44,7 +44,6 @@ class ThreadStateView(WorkspaceAPIView):
             head = checkpoint_head(thread=thread, namespace=namespace, now=now)
             if head is None:
                 raise NotFound(f"Thread {thread_id!r} has no checkpoint in namespace {namespace!r}.")
-            head.thread = thread
             head_cache_put(thread, namespace, head)
         return verified_response(head)
 
@@ -56,14 +55,20 @@ class ThreadStateView(WorkspaceAPIView):
     )
     def put(self, request: Request, thread_id: str) -> Response:
         data = self.validated(CheckpointStateSerializer)
-        data.setdefault("namespace", self.query_namespace() or "")
-        expected_head: str | Unset = UNSET
-        if_match = request.headers.get("If-Match")
-        if if_match is not None:
-            expected_head = if_match.strip().removeprefix("W/").strip('"')
-            if not expected_head:
-                raise ValidationFailed("If-Match is empty.")
         result = checkpoint_save(
-            workspace=self.workspace, thread_id=thread_id, expected_head=expected_head, **save_arguments(data)
+            workspace=self.workspace,
+            thread_id=thread_id,
+            expected_head=self._expected_head(),
+            **save_arguments(data, self.query_namespace()),
         )
         return saved_response(result, include_state=self.query_bool("include_state", default=True))
+
+    def _expected_head(self) -> str | Unset:
+        """`If-Match: "<checkpoint_id>"` (quotes and W/ optional) or `*`; absent = no precondition."""
+        if_match = self.request.headers.get("If-Match")
+        if if_match is None:
+            return UNSET
+        expected = if_match.strip().removeprefix("W/").strip('"')
+        if not expected:
+            raise ValidationFailed("If-Match is empty.", {"fields": {"If-Match": ["Empty."]}})
+        return expected

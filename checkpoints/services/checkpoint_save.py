@@ -1,0 +1,299 @@
+"""Saving a checkpoint: canonical encoding, parent and step defaults, If-Match, client checksums and the
+idempotent retry. `checkpoints.services.checkpoints` re-exports everything here.
+
+Every save locks the thread row first (`thread_lock_or_create`), so "parent defaults to the head" and
+`If-Match` are decided against a head that cannot move underneath them, and two saves of one new id cannot
+both insert.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import Enum
+from typing import Any, Final
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from checkpoints.exceptions import Conflict, Gone, PreconditionFailed, ValidationFailed
+from checkpoints.ids import new_id
+from checkpoints.integrity import CanonicalEncodingError, canonical_json
+from checkpoints.models import Checkpoint, Thread, Workspace
+from checkpoints.services.checkpoint_reads import checkpoint_compute_checksum, checkpoint_head
+from checkpoints.services.state_cache import head_cache_put_on_commit
+from checkpoints.services.threads_base import thread_lock_or_create, thread_touch
+
+
+class Unset(Enum):
+    UNSET = "UNSET"
+
+
+UNSET: Final = Unset.UNSET
+"""Marks an argument the caller did not send (as opposed to an explicit null)."""
+
+# A NUL escape that is not itself an escaped backslash followed by "u0000".
+_NUL_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+
+
+def _invalid(field: str, message: str, **extra: Any) -> ValidationFailed:
+    return ValidationFailed(f"{field}: {message}", {"fields": {field: [message]}, **extra})
+
+
+@dataclass(frozen=True)
+class Payloads:
+    """The canonical JSON text of a checkpoint's three documents (exactly what is stored and hashed)."""
+
+    state: str
+    context: str
+    metadata: str
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(len(text.encode("utf-8")) for text in (self.state, self.context, self.metadata))
+
+
+def encode_document(name: str, value: Any) -> str:
+    """The canonical JSON text of one document, or ValidationFailed naming the field."""
+    try:
+        return canonical_json(value)
+    except CanonicalEncodingError as exc:
+        raise _invalid(name, f"Not storable as JSON: {exc}") from exc
+
+
+def encode_payloads(state: Any, context: Any, metadata: Any) -> Payloads:
+    """Canonically encode the documents, refusing what cannot be stored faithfully."""
+    if state is None:
+        raise _invalid("state", "This field may not be null.")
+    payloads = Payloads(
+        state=encode_document("state", state),
+        context=encode_document("context", context),
+        metadata=encode_document("metadata", metadata),
+    )
+    # Metadata is also queried as jsonb (filters, GIN index), and jsonb cannot hold U+0000. State and
+    # context are only ever text, so NUL is fine there (stored escaped, as \u0000).
+    if _NUL_ESCAPE.search(payloads.metadata):
+        raise _invalid("metadata", "NUL characters are not allowed in metadata.")
+    return payloads
+
+
+@dataclass(frozen=True)
+class SaveResult:
+    checkpoint: Checkpoint
+    created: bool
+
+
+def checkpoint_save(
+    *,
+    workspace: Workspace,
+    thread_id: str,
+    agent_id: str,
+    state: Any,
+    namespace: str = "",
+    checkpoint_id: str | None = None,
+    parent_id: str | Unset | None = UNSET,
+    framework: str = Checkpoint.Framework.CUSTOM,
+    schema_version: str = "1.0",
+    step_index: int | None = None,
+    step_name: str | None = None,
+    run_id: str | None = None,
+    context: Any = None,
+    metadata: Any = None,
+    ttl_seconds: int | Unset | None = UNSET,
+    pinned: bool = False,
+    checksum: str | None = None,
+    created_at: datetime | None = None,
+    expected_head: str | Unset | None = UNSET,
+) -> SaveResult:
+    """Save a checkpoint; the thread is created if missing.
+
+    - `parent_id` omitted: the head of the namespace (or none). Given: must exist in this thread+namespace.
+    - `step_index` omitted: parent's + 1, or 0.
+    - `ttl_seconds` omitted: the workspace default TTL; null: no expiry.
+    - Same `checkpoint_id` again with identical content: the stored checkpoint (created=False); fields the
+      retry omits (parent, step, created_at) are not compared. With different content: Conflict.
+    - `checksum` (client-computed over the whole record) must match, or nothing is stored (not even the
+      thread).
+    - `expected_head` (If-Match): PreconditionFailed unless the namespace head is that checkpoint id
+      ("*": unless the namespace has a head).
+    """
+    payloads = encode_payloads(
+        state, {} if context is None else context, {} if metadata is None else metadata
+    )
+    return save_encoded(
+        workspace=workspace,
+        thread_id=thread_id,
+        namespace=namespace,
+        checkpoint_id=checkpoint_id,
+        parent_id=parent_id,
+        agent_id=agent_id,
+        framework=framework,
+        schema_version=schema_version,
+        step_index=step_index,
+        step_name=step_name,
+        run_id=run_id,
+        payloads=payloads,
+        ttl_seconds=ttl_seconds,
+        pinned=pinned,
+        checksum=checksum,
+        created_at=created_at,
+        expected_head=expected_head,
+    )
+
+
+@transaction.atomic
+def save_encoded(
+    *,
+    workspace: Workspace,
+    thread_id: str,
+    namespace: str,
+    checkpoint_id: str | None,
+    parent_id: str | Unset | None,
+    agent_id: str,
+    framework: str,
+    schema_version: str,
+    step_index: int | None,
+    step_name: str | None,
+    run_id: str | None,
+    payloads: Payloads,
+    ttl_seconds: int | Unset | None = UNSET,
+    pinned: bool = False,
+    checksum: str | None = None,
+    created_at: datetime | None = None,
+    expected_head: str | Unset | None = UNSET,
+    handoff_target: str | None = None,
+    handoff_from: str | None = None,
+) -> SaveResult:
+    """`checkpoint_save` for documents that are already canonical text (handoffs and copies reuse stored
+    text instead of decoding and re-encoding it)."""
+    now = timezone.now()
+    if created_at is not None and created_at > now + timedelta(seconds=settings.CAIRN_MAX_CLOCK_SKEW_SECONDS):
+        raise _invalid("created_at", "Later than the server clock allows.")
+    thread = thread_lock_or_create(workspace=workspace, thread_id=thread_id, now=now)
+
+    if checkpoint_id is not None:
+        existing = Checkpoint.objects.filter(
+            thread=thread, namespace=namespace, checkpoint_id=checkpoint_id
+        ).first()
+        if existing is not None:
+            existing.thread = thread
+            sent: dict[str, Any] = {
+                "agent_id": agent_id,
+                "framework": framework,
+                "schema_version": schema_version,
+                "step_name": step_name,
+                "run_id": run_id,
+                "handoff_target": handoff_target,
+                "handoff_from": handoff_from,
+            }
+            if parent_id is not UNSET:
+                sent["parent_checkpoint_id"] = parent_id
+            if step_index is not None:
+                sent["step_index"] = step_index
+            if created_at is not None:
+                sent["created_at"] = created_at
+            _ensure_same_checkpoint(existing, sent, payloads, checksum, now)
+            return SaveResult(existing, created=False)
+
+    # The head is only needed to default the parent or to check If-Match: skip the query otherwise.
+    head = None
+    if parent_id is UNSET or expected_head is not UNSET:
+        head = checkpoint_head(thread=thread, namespace=namespace, now=now)
+    if expected_head is not UNSET:
+        head_id = head.checkpoint_id if head else None
+        if not (head_id is not None if expected_head == "*" else expected_head == head_id):
+            raise PreconditionFailed(
+                "The head moved: it is not the checkpoint named in If-Match.",
+                {"expected": expected_head, "head": head_id, "namespace": namespace},
+            )
+    parent = _parent(thread=thread, namespace=namespace, parent_id=parent_id, head=head)
+    if step_index is None:
+        step_index = parent.step_index + 1 if parent else 0
+    if ttl_seconds is UNSET:
+        ttl_seconds = workspace.default_ttl_seconds
+
+    checkpoint = Checkpoint(
+        workspace=workspace,
+        thread=thread,
+        namespace=namespace,
+        checkpoint_id=checkpoint_id or new_id(),
+        parent_checkpoint_id=parent.checkpoint_id if parent else None,
+        agent_id=agent_id,
+        framework=framework,
+        schema_version=schema_version,
+        step_index=step_index,
+        step_name=step_name,
+        run_id=run_id,
+        state=payloads.state,
+        context=payloads.context,
+        metadata=payloads.metadata,
+        handoff_target=handoff_target,
+        handoff_from=handoff_from,
+        message_seq=thread.last_message_seq,
+        size_bytes=payloads.size_bytes,
+        created_at=created_at or now,
+        expires_at=now + timedelta(seconds=ttl_seconds) if ttl_seconds else None,
+        pinned=pinned,
+    )
+    checkpoint.checksum = checkpoint_compute_checksum(checkpoint)
+    if checksum is not None and checksum != checkpoint.checksum:
+        # Raised inside the transaction: nothing is stored, not even a thread this save created.
+        raise _invalid(
+            "checksum",
+            "Does not match the record the server would store.",
+            received=checksum,
+            computed=checkpoint.checksum,
+        )
+    checkpoint.save(force_insert=True)
+    thread_touch(thread, now=now, head_moved=True)
+    head_cache_put_on_commit(thread, namespace, checkpoint)
+    return SaveResult(checkpoint, created=True)
+
+
+def _parent(
+    *, thread: Thread, namespace: str, parent_id: str | Unset | None, head: Checkpoint | None
+) -> Checkpoint | None:
+    """The parent: the head when omitted, none when null, else the named checkpoint, which must exist in
+    this thread and namespace (a tombstone is fine: lineage keeps tombstones)."""
+    if parent_id is UNSET:
+        return head
+    if parent_id is None:
+        return None
+    if head is not None and head.checkpoint_id == parent_id:
+        return head
+    parent = (
+        Checkpoint.objects.filter(thread=thread, namespace=namespace, checkpoint_id=parent_id)
+        .without_payload()
+        .first()
+    )
+    if parent is None:
+        raise _invalid("parent_id", f"No checkpoint {parent_id!r} in namespace {namespace!r} of this thread.")
+    return parent
+
+
+def _ensure_same_checkpoint(
+    existing: Checkpoint, sent: dict[str, Any], payloads: Payloads, checksum: str | None, now: datetime
+) -> None:
+    """An idempotent retry must carry the same content as the stored checkpoint; else Conflict."""
+    if not existing.is_readable(now):
+        raise Gone(
+            "A checkpoint with this id existed and has expired.",
+            {"checkpoint_id": existing.checkpoint_id, "expired_at": existing.effective_expired_at(now)},
+        )
+    differing = [field for field, value in sent.items() if getattr(existing, field) != value]
+    differing += [
+        name
+        for name in ("state", "context", "metadata")
+        if getattr(existing, name) != getattr(payloads, name)
+    ]
+    if checksum is not None and checksum != existing.checksum:
+        differing.append("checksum")
+    if differing:
+        # Field names as the API spells them.
+        names = sorted({"parent_id" if f == "parent_checkpoint_id" else f for f in differing})
+        raise Conflict(
+            "A different checkpoint with this id already exists.",
+            {"checkpoint_id": existing.checkpoint_id, "differing_fields": names},
+        )
