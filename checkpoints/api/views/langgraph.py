@@ -1,0 +1,100 @@
+"""Endpoints the SDK's LangGraph saver needs beyond the REST contract (see checkpoints.services.langgraph):
+saving with unchanged channels inherited from the parent, listing checkpoints with their pending writes in
+LangGraph's order, and deleting by run."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from checkpoints.api.filters import CheckpointFilterSet, filter_queryset
+from checkpoints.api.pagination import KeysetPage
+from checkpoints.api.serializers.checkpoints import CheckpointSerializer, pending_write_representation
+from checkpoints.api.serializers.langgraph import (
+    LangGraphCheckpointSaveSerializer,
+    LangGraphTuplePageSerializer,
+    RunsDeleteSerializer,
+)
+from checkpoints.api.views.base import WorkspaceAPIView
+from checkpoints.api.views.checkpoints import (
+    INCLUDE_STATE_PARAM,
+    LIST_PARAMS,
+    page_representation,
+    save_arguments,
+    saved_response,
+)
+from checkpoints.services.langgraph import (
+    checkpoints_delete_for_runs,
+    langgraph_checkpoint_save,
+    langgraph_tuples,
+    pending_writes_by_checkpoint,
+)
+
+TUPLE_PARAMS = [
+    OpenApiParameter("thread_id", str, description="One thread; omit for the whole workspace."),
+    OpenApiParameter("namespace", str, description="One namespace; omit for every namespace."),
+    OpenApiParameter("checkpoint_id", str, description="Only this checkpoint."),
+    OpenApiParameter("before", str, description="Only checkpoint ids below this one (LangGraph's `before`)."),
+    OpenApiParameter("metadata", str, description="JSON object the metadata must contain."),
+    OpenApiParameter("run_id", str),
+]
+
+
+class LangGraphCheckpointsView(WorkspaceAPIView):
+    @extend_schema(
+        summary="LangGraph checkpoints with their pending writes, newest checkpoint id first",
+        parameters=[*TUPLE_PARAMS, *LIST_PARAMS],
+        responses=LangGraphTuplePageSerializer,
+    )
+    def get(self, request: Request) -> Response:
+        params = request.query_params
+        queryset = langgraph_tuples(
+            workspace=self.workspace,
+            thread_id=params.get("thread_id") or None,
+            namespace=self.query_namespace(),
+            checkpoint_id=params.get("checkpoint_id") or None,
+            before=params.get("before") or None,
+        )
+        queryset = filter_queryset(CheckpointFilterSet, params, queryset)
+        page = KeysetPage(request, queryset, ["-checkpoint_id", "-id"])
+        writes = pending_writes_by_checkpoint(page.results)
+        results = page_representation(page.results, include_state=True)
+        for row, checkpoint in zip(results, page.results, strict=True):
+            key = (checkpoint.thread_id, checkpoint.namespace, checkpoint.checkpoint_id)
+            row["pending_writes"] = [pending_write_representation(w) for w in writes.get(key, [])]
+        return Response(page.envelope(results))
+
+
+class LangGraphCheckpointSaveView(WorkspaceAPIView):
+    @extend_schema(
+        summary="Save a LangGraph checkpoint; unchanged channels may be inherited from the parent",
+        request=LangGraphCheckpointSaveSerializer,
+        parameters=[INCLUDE_STATE_PARAM],
+        responses={201: CheckpointSerializer, 200: CheckpointSerializer},
+    )
+    def post(self, request: Request, thread_id: str) -> Response:
+        data = self.validated(LangGraphCheckpointSaveSerializer)
+        inherit = data.pop("inherit", None)
+        result = langgraph_checkpoint_save(
+            workspace=self.workspace,
+            thread_id=thread_id,
+            arguments=save_arguments(data, self.query_namespace()),
+            inherit=inherit,
+        )
+        return saved_response(result, include_state=self.query_bool("include_state", default=True))
+
+
+class LangGraphRunsDeleteView(WorkspaceAPIView):
+    @extend_schema(
+        summary="Delete the checkpoints of runs (they become tombstones; their pending writes go)",
+        request=RunsDeleteSerializer,
+        responses={200: inline_serializer("RunsDeleted", {"deleted": serializers.IntegerField()})},
+    )
+    def post(self, request: Request) -> Response:
+        data = self.validated(RunsDeleteSerializer)
+        deleted = checkpoints_delete_for_runs(
+            workspace=self.workspace, run_ids=data["run_ids"], actor=self.actor
+        )
+        return Response({"deleted": deleted}, status=status.HTTP_200_OK)

@@ -1,0 +1,59 @@
+"""What every async API mixin shares: sending one request, driving a multi-request flow, paginating."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar, cast
+
+from checkpoints.sdk import flows
+from checkpoints.sdk.errors import CairnError
+from checkpoints.sdk.models import Page
+from checkpoints.sdk.transport import AsyncTransport, Call
+
+T = TypeVar("T")
+
+
+class AsyncBase:
+    """Holds the transport and the client's memory (heads and steps it has seen)."""
+
+    transport: AsyncTransport
+    memory: flows.ClientMemory
+
+    async def send(self, call: Call[T]) -> T:
+        """Send one prepared request (see checkpoints.sdk.calls)."""
+        return await self.transport.send(call)
+
+    async def run(self, flow: flows.Flow[T]) -> T:
+        """Drive a multi-request flow (see checkpoints.sdk.flows) without blocking the event loop."""
+        try:
+            step = next(flow)
+            while True:
+                if isinstance(step, flows.Sleep):
+                    await asyncio.sleep(step.seconds)
+                    step = flow.send(None)
+                    continue
+                try:
+                    result = await self.transport.send(step)
+                except CairnError as exc:
+                    step = flow.throw(exc)
+                else:
+                    step = flow.send(result)
+        except StopIteration as stop:
+            return cast(T, stop.value)
+
+    async def paginate(
+        self, list_method: Callable[..., Awaitable[Page[T]]], /, **kwargs: Any
+    ) -> AsyncIterator[T]:
+        """Every item of a list, page after page.
+
+        `async for thread in cairn.paginate(cairn.threads_list, user_id="u"): ...`
+        """
+        cursor: str | None = None
+        while True:
+            page = await list_method(**kwargs, cursor=cursor)
+            for item in page.results:
+                yield item
+            cursor = page.next_cursor
+            if not cursor:
+                return

@@ -1,0 +1,253 @@
+"""Request builders for threads and messages (SPEC section 5, thread and message rows)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from checkpoints.ids import new_id
+from checkpoints.sdk.calls.base import UNSET, Unset, body_of, params, parse_checkpoint, parse_none, seg
+from checkpoints.sdk.jsonvalue import to_json_object
+from checkpoints.sdk.models import Checkpoint, Job, Message, Page, Thread
+from checkpoints.sdk.transport import Call, Response
+
+MESSAGE_FIELDS = frozenset(
+    {
+        "message_id",
+        "role",
+        "content",
+        "content_blocks",
+        "tool_calls",
+        "tool_call_id",
+        "name",
+        "usage",
+        "metadata",
+    }
+)
+
+
+def _thread(response: Response) -> Thread:
+    return Thread.from_dict(response.body)
+
+
+def _thread_page(response: Response) -> Page[Thread]:
+    return Page.parse(response.body, Thread.from_dict)
+
+
+def _message_page(response: Response) -> Page[Message]:
+    return Page.parse(response.body, Message.from_dict)
+
+
+def thread_create(
+    *,
+    thread_id: str | None = None,
+    name: str | None = None,
+    user_id: str | None = None,
+    tags: Sequence[str] | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    scope: Mapping[str, Any] | None = None,
+    ttl_seconds: int | Unset | None = UNSET,
+) -> Call[Thread]:
+    # Not idempotent: a retry after a lost answer would meet its own thread as a 409 duplicate.
+    body = body_of(
+        thread_id=thread_id if thread_id is not None else UNSET,
+        name=name if name is not None else UNSET,
+        user_id=user_id if user_id is not None else UNSET,
+        tags=list(tags) if tags is not None else UNSET,
+        metadata=to_json_object(metadata, path="$.metadata") if metadata is not None else UNSET,
+        scope=to_json_object(scope, path="$.scope") if scope is not None else UNSET,
+        ttl_seconds=ttl_seconds,
+    )
+    return Call("POST", "threads/", _thread, body=body)
+
+
+def threads_list(
+    *,
+    user_id: str | None = None,
+    tags: Sequence[str] | None = None,
+    q: str | None = None,
+    created_after: datetime | None = None,
+    created_before: datetime | None = None,
+    updated_after: datetime | None = None,
+    updated_before: datetime | None = None,
+    ordering: str | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Call[Page[Thread]]:
+    query = params(
+        user_id=user_id,
+        tag=list(tags) if tags else None,
+        q=q,
+        created_after=created_after,
+        created_before=created_before,
+        updated_after=updated_after,
+        updated_before=updated_before,
+        ordering=ordering,
+        limit=_limit(limit),
+        cursor=cursor,
+    )
+    return Call("GET", "threads/", _thread_page, params=query, idempotent=True)
+
+
+def thread_get(thread_id: str) -> Call[Thread]:
+    return Call("GET", f"threads/{seg(thread_id)}/", _thread, idempotent=True)
+
+
+def thread_update(thread_id: str, changes: Mapping[str, Any]) -> Call[Thread]:
+    """PATCH sets absolute values, so repeating it changes nothing more: idempotent."""
+    body = to_json_object(dict(changes), path="$")
+    return Call("PATCH", f"threads/{seg(thread_id)}/", _thread, body=body, idempotent=True)
+
+
+def thread_delete(thread_id: str) -> Call[None]:
+    return Call(
+        "DELETE", f"threads/{seg(thread_id)}/", parse_none, idempotent=True, done_on_retry=frozenset({404})
+    )
+
+
+def thread_state(thread_id: str, namespace: str = "") -> Call[Checkpoint]:
+    return Call(
+        "GET",
+        f"threads/{seg(thread_id)}/state/",
+        parse_checkpoint,
+        params=params(namespace=namespace),
+        idempotent=True,
+    )
+
+
+def thread_fork(
+    thread_id: str,
+    *,
+    checkpoint_id: str | None = None,
+    namespace: str | None = None,
+    new_thread_id: str | None = None,
+    name: str | None = None,
+) -> Call[Thread]:
+    body = body_of(
+        checkpoint_id=checkpoint_id if checkpoint_id is not None else UNSET,
+        namespace=namespace if namespace is not None else UNSET,
+        thread_id=new_thread_id if new_thread_id is not None else UNSET,
+        name=name if name is not None else UNSET,
+    )
+    return Call("POST", f"threads/{seg(thread_id)}/fork/", _thread, body=body)
+
+
+def thread_copy(thread_id: str, target_thread_id: str) -> Call[Thread]:
+    return Call("POST", f"threads/{seg(thread_id)}/copy/", _thread, body={"thread_id": target_thread_id})
+
+
+def thread_prune(thread_id: str, strategy: str = "keep_latest") -> Call[int]:
+    """Pruning twice prunes nothing more: idempotent."""
+    return Call(
+        "POST",
+        f"threads/{seg(thread_id)}/prune/",
+        lambda r: int(r.body.get("pruned", 0)),
+        body={"strategy": strategy},
+        idempotent=True,
+    )
+
+
+def thread_summarize(thread_id: str) -> Call[Job]:
+    return Call("POST", f"threads/{seg(thread_id)}/summarize/", lambda r: Job.from_dict(_job_body(r.body)))
+
+
+def _job_body(body: Any) -> dict[str, Any]:
+    return body["job"] if isinstance(body, dict) and isinstance(body.get("job"), dict) else body
+
+
+def thread_storage(thread_id: str) -> Call[dict[str, Any]]:
+    return Call("GET", f"threads/{seg(thread_id)}/storage/", lambda r: r.body, idempotent=True)
+
+
+# --- messages ---------------------------------------------------------------------------------------------
+
+
+def message_body(message: Mapping[str, Any] | Any) -> dict[str, Any]:
+    """A message for `messages_append`: a mapping (or an object with those attributes) with `role` and
+    `content`; a `message_id` is generated when missing, which makes the append safe to retry."""
+    if isinstance(message, Mapping):
+        data = dict(message)
+    else:
+        data = {name: getattr(message, name) for name in MESSAGE_FIELDS if hasattr(message, name)}
+    unknown = set(data) - MESSAGE_FIELDS
+    if unknown:
+        raise ValueError(f"unknown message fields: {', '.join(sorted(unknown))}")
+    data = {key: value for key, value in data.items() if value is not None}
+    data.setdefault("message_id", new_id())
+    return to_json_object(data, path="$.message")
+
+
+def messages_append(thread_id: str, messages: Sequence[Mapping[str, Any] | Any]) -> Call[list[Message]]:
+    """Idempotent: every message carries a message_id, and the server treats an identical message with a
+    known id as a no-op."""
+    body = {"messages": [message_body(m) for m in messages]}
+    return Call(
+        "POST",
+        f"threads/{seg(thread_id)}/messages/",
+        lambda r: [Message.from_dict(row) for row in r.body["results"]],
+        body=body,
+        idempotent=True,
+    )
+
+
+def messages_list(
+    thread_id: str,
+    *,
+    role: str | None = None,
+    search: str | None = None,
+    after_seq: int | None = None,
+    before_seq: int | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Call[Page[Message]]:
+    query = params(
+        role=role,
+        search=search,
+        after_seq=after_seq,
+        before_seq=before_seq,
+        limit=_limit(limit),
+        cursor=cursor,
+    )
+    return Call("GET", f"threads/{seg(thread_id)}/messages/", _message_page, params=query, idempotent=True)
+
+
+def message_get(thread_id: str, message_id: str) -> Call[Message]:
+    return Call(
+        "GET",
+        f"threads/{seg(thread_id)}/messages/{seg(message_id)}/",
+        lambda r: Message.from_dict(r.body),
+        idempotent=True,
+    )
+
+
+def message_delete(thread_id: str, message_id: str) -> Call[None]:
+    return Call(
+        "DELETE",
+        f"threads/{seg(thread_id)}/messages/{seg(message_id)}/",
+        parse_none,
+        idempotent=True,
+        done_on_retry=frozenset({404}),
+    )
+
+
+def messages_search(
+    *,
+    search: str | None = None,
+    thread_id: str | None = None,
+    user_id: str | None = None,
+    role: str | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Call[Page[Message]]:
+    query = params(
+        search=search, thread_id=thread_id, user_id=user_id, role=role, limit=_limit(limit), cursor=cursor
+    )
+    return Call("GET", "messages/", _message_page, params=query, idempotent=True)
+
+
+def _limit(limit: int | None) -> int | None:
+    # 0 is refused here too: "limit=0 returns everything" was a seed bug (pyagenity).
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ValueError(f"limit must be a positive integer, got {limit!r}")
+    return limit

@@ -1,0 +1,184 @@
+"""The SDK's exceptions: one class per error code of the API (SPEC section 5), all under `CairnError`.
+
+The server's envelope `{"error": {"code", "message", "details"}}` becomes the exception; the class is
+chosen by `code` (never by status alone, since 409 has three meanings). Client-side failures use the same
+classes: a restore whose record does not hash to its checksum raises `ChecksumMismatch` before any value is
+returned.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from checkpoints.sdk.models import Checkpoint
+
+
+class CairnError(Exception):
+    """Base class. `code`, `status` (0 when raised client-side), `message`, `details` (the envelope's)."""
+
+    code: ClassVar[str] = "error"
+    status_code: ClassVar[int] = 0
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        details: dict[str, Any] | None = None,
+        status: int | None = None,
+        code: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details: dict[str, Any] = details or {}
+        self.status = self.status_code if status is None else status
+        self.error_code = code or self.code
+        self.headers: dict[str, str] = headers or {}
+
+    def __str__(self) -> str:
+        prefix = f"[{self.status} {self.error_code}] " if self.status else f"[{self.error_code}] "
+        return prefix + self.message
+
+
+class ValidationError(CairnError):
+    code = "validation_error"
+    status_code = 400
+
+
+class NotAuthenticated(CairnError):
+    code = "not_authenticated"
+    status_code = 401
+
+
+class PermissionDenied(CairnError):
+    code = "permission_denied"
+    status_code = 403
+
+
+class NotFound(CairnError):
+    code = "not_found"
+    status_code = 404
+
+
+class Conflict(CairnError):
+    code = "conflict"
+    status_code = 409
+
+
+class ChecksumMismatch(CairnError):
+    """The stored record does not hash to its checksum (detected by the server, or by the SDK on restore)."""
+
+    code = "checksum_mismatch"
+    status_code = 409
+
+
+class AmbiguousId(CairnError):
+    code = "ambiguous_id"
+    status_code = 409
+
+
+class Gone(CairnError):
+    """The checkpoint expired. `tombstone` is what is left of it (ids, parent, checksum, times), if sent."""
+
+    code = "gone"
+    status_code = 410
+
+    @property
+    def tombstone(self) -> Checkpoint | None:
+        from checkpoints.sdk.models import Checkpoint
+
+        data = self.details.get("checkpoint")
+        return Checkpoint.from_dict(data) if isinstance(data, dict) else None
+
+
+class PreconditionFailed(CairnError):
+    code = "precondition_failed"
+    status_code = 412
+
+
+class PayloadTooLarge(CairnError):
+    code = "payload_too_large"
+    status_code = 413
+
+
+class Throttled(CairnError):
+    """Over the key's rate. `retry_after` is the number of seconds the server asked to wait."""
+
+    code = "throttled"
+    status_code = 429
+
+    @property
+    def retry_after(self) -> float | None:
+        raw = self.headers.get("retry-after", self.details.get("retry_after"))
+        try:
+            return float(raw) if raw is not None else None
+        except (TypeError, ValueError):
+            return None
+
+
+class Unavailable(CairnError):
+    """The server (or its database or broker) is unavailable: retry later."""
+
+    code = "unavailable"
+    status_code = 503
+
+
+class CairnConnectionError(Unavailable):
+    """The server could not be reached, or the connection failed mid-request (after the retries allowed)."""
+
+    code = "connection_error"
+    status_code = 0
+
+
+class JobFailed(CairnError):
+    """A background job the SDK waited for finished as `failed`; `details["job"]` holds it."""
+
+    code = "job_failed"
+
+
+ERRORS_BY_CODE: dict[str, type[CairnError]] = {
+    cls.code: cls
+    for cls in (
+        ValidationError,
+        NotAuthenticated,
+        PermissionDenied,
+        NotFound,
+        Conflict,
+        ChecksumMismatch,
+        AmbiguousId,
+        Gone,
+        PreconditionFailed,
+        PayloadTooLarge,
+        Throttled,
+        Unavailable,
+    )
+}
+
+_ERRORS_BY_STATUS: dict[int, type[CairnError]] = {
+    400: ValidationError,
+    401: NotAuthenticated,
+    403: PermissionDenied,
+    404: NotFound,
+    409: Conflict,
+    410: Gone,
+    412: PreconditionFailed,
+    413: PayloadTooLarge,
+    429: Throttled,
+    502: Unavailable,
+    503: Unavailable,
+    504: Unavailable,
+}
+
+
+def error_from_response(status: int, body: Any, headers: dict[str, str]) -> CairnError:
+    """The exception for an error response: by the envelope's code, else (a proxy's page) by status."""
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("code"), str):
+        code = error["code"]
+        message = str(error.get("message") or code)
+        details = error.get("details") if isinstance(error.get("details"), dict) else {}
+        cls = ERRORS_BY_CODE.get(code) or _ERRORS_BY_STATUS.get(status, CairnError)
+        return cls(message, details=details, status=status, code=code, headers=headers)
+    cls = _ERRORS_BY_STATUS.get(status, CairnError)
+    return cls(f"HTTP {status} without an error envelope.", status=status, headers=headers)

@@ -1,0 +1,56 @@
+"""What every blocking API mixin shares: sending one request, driving a multi-request flow, paginating."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar, cast
+
+from checkpoints.sdk import flows
+from checkpoints.sdk.errors import CairnError
+from checkpoints.sdk.models import Page
+from checkpoints.sdk.transport import Call, SyncTransport
+
+T = TypeVar("T")
+
+
+class SyncBase:
+    """Holds the transport and the client's memory (heads and steps it has seen)."""
+
+    transport: SyncTransport
+    memory: flows.ClientMemory
+
+    def send(self, call: Call[T]) -> T:
+        """Send one prepared request (see checkpoints.sdk.calls)."""
+        return self.transport.send(call)
+
+    def run(self, flow: flows.Flow[T]) -> T:
+        """Drive a multi-request flow (see checkpoints.sdk.flows) with blocking I/O."""
+        try:
+            step = next(flow)
+            while True:
+                if isinstance(step, flows.Sleep):
+                    time.sleep(step.seconds)
+                    step = flow.send(None)
+                    continue
+                try:
+                    result = self.transport.send(step)
+                except CairnError as exc:
+                    step = flow.throw(exc)
+                else:
+                    step = flow.send(result)
+        except StopIteration as stop:
+            return cast(T, stop.value)
+
+    def paginate(self, list_method: Callable[..., Page[T]], /, **kwargs: Any) -> Iterator[T]:
+        """Every item of a list, page after page.
+
+        `for thread in cairn.paginate(cairn.threads_list, user_id="u"): ...`
+        """
+        cursor: str | None = None
+        while True:
+            page = list_method(**kwargs, cursor=cursor)
+            yield from page.results
+            cursor = page.next_cursor
+            if not cursor:
+                return

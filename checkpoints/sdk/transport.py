@@ -1,0 +1,307 @@
+"""HTTP transport for Client and AsyncClient: one request description (`Call`), one retry policy, and a sync
+and an async sender that share both.
+
+Retries (bounded, exponential backoff with full jitter):
+- a connection that could not be made (nothing was sent) and a 429 (the throttle refuses before any work is
+  done) are retried for every call; a 429's `Retry-After` is honoured (up to `max_retry_after`, beyond which
+  `Throttled` is raised at once instead of sleeping);
+- a connection lost or timed out after sending, and a 503, are retried only for idempotent calls: reads,
+  deletes, and writes whose effect is the same when repeated (saves with a client-chosen id, PUT state with
+  If-Match and a client-chosen id, pending writes, message appends with client-chosen ids, TTL changes).
+A retried delete that finds the object already gone reports success (the first attempt did it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
+from typing import Any, Generic, TypeVar
+
+import httpx
+
+from checkpoints.sdk.errors import CairnConnectionError, error_from_response
+
+T = TypeVar("T")
+
+SDK_VERSION = "0.1.0"
+API_PREFIX = "/api/v1/"
+DEFAULT_TIMEOUT = httpx.Timeout(connect=5.0, read=60.0, write=60.0, pool=10.0)
+DEFAULT_LIMITS = httpx.Limits(max_connections=20, max_keepalive_connections=10, keepalive_expiry=30.0)
+
+# Errors raised before the request left this machine: safe to retry for any call.
+_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+
+
+@dataclass(frozen=True)
+class Response:
+    """What a `Call`'s parser receives: status, headers (lower-case keys) and the decoded JSON body."""
+
+    status: int
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One API request and how to read its answer. Built by `checkpoints.sdk.calls`, sent by a transport."""
+
+    method: str
+    path: str
+    parse: Callable[[Response], T]
+    params: list[tuple[str, str]] = field(default_factory=list)
+    body: Any = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    idempotent: bool = False
+    # Error statuses that mean "already done" when they answer a *retry* (e.g. 404 after a DELETE).
+    done_on_retry: frozenset[int] = frozenset()
+    # Error statuses whose body the parser reads instead of raising (e.g. /healthz's 503 report).
+    accept_status: frozenset[int] = frozenset()
+
+
+@dataclass
+class RetryPolicy:
+    """How often and how long to retry. `max_retries=0` disables retries."""
+
+    max_retries: int = 3
+    backoff_base: float = 0.25
+    backoff_max: float = 8.0
+    max_retry_after: float = 60.0
+
+    def backoff(self, attempt: int) -> float:
+        # Full jitter: concurrent clients that failed together do not retry together.
+        return random.uniform(0, min(self.backoff_max, self.backoff_base * (2**attempt)))
+
+    def after_exception(self, call: Call[Any], exc: httpx.TransportError, attempt: int) -> float | None:
+        if attempt >= self.max_retries:
+            return None
+        if isinstance(exc, _NOT_SENT) or call.idempotent:
+            return self.backoff(attempt)
+        return None
+
+    def after_response(self, call: Call[Any], response: Response, attempt: int) -> float | None:
+        if attempt >= self.max_retries:
+            return None
+        if response.status == 429:
+            retry_after = _retry_after(response.headers)
+            if retry_after is None:
+                return self.backoff(attempt)
+            if retry_after > self.max_retry_after:
+                return None
+            return retry_after + random.uniform(0, min(1.0, retry_after * 0.1))
+        if response.status == 503 and call.idempotent:
+            retry_after = _retry_after(response.headers)
+            if retry_after is not None and retry_after <= self.max_retry_after:
+                return retry_after
+            return self.backoff(attempt)
+        return None
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        try:
+            return max(0.0, (parsedate_to_datetime(raw) - datetime.now(UTC)).total_seconds())
+        except (TypeError, ValueError):
+            return None
+
+
+class ServerClock:
+    """Tracks how far this machine's clock is ahead of the server's (from `Date` headers).
+
+    The SDK sends `created_at` (it is part of the hashed record) and the server refuses timestamps in its
+    future; a client whose clock runs fast would have every save refused, so it stamps with server time.
+    """
+
+    def __init__(self) -> None:
+        self._ahead = timedelta(0)
+        self._lock = threading.Lock()
+
+    def observe(self, headers: Mapping[str, str]) -> None:
+        raw = headers.get("date")
+        if not raw:
+            return
+        try:
+            server = parsedate_to_datetime(raw)
+        except (TypeError, ValueError):
+            return
+        # Date has one-second resolution: only correct a clock that is clearly ahead.
+        ahead = datetime.now(UTC) - server - timedelta(seconds=1)
+        with self._lock:
+            self._ahead = ahead if ahead > timedelta(seconds=2) else timedelta(0)
+
+    def now(self) -> datetime:
+        with self._lock:
+            return datetime.now(UTC) - self._ahead
+
+
+def encode_body(body: Any) -> bytes:
+    return json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+
+
+def _decode(response: httpx.Response) -> Response:
+    headers = {key.lower(): value for key, value in response.headers.items()}
+    body: Any = None
+    if response.content:
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+    return Response(status=response.status_code, headers=headers, body=body)
+
+
+def _request_args(call: Call[Any]) -> dict[str, Any]:
+    headers = dict(call.headers)
+    content = None
+    if call.body is not None:
+        content = encode_body(call.body)
+        headers["Content-Type"] = "application/json"
+    return {
+        "method": call.method,
+        "url": API_PREFIX + call.path if not call.path.startswith("/") else call.path,
+        "params": call.params or None,
+        "content": content,
+        "headers": headers,
+    }
+
+
+def _client_options(base_url: str, api_key: str, timeout: Any, limits: httpx.Limits) -> dict[str, Any]:
+    return {
+        "base_url": base_url.rstrip("/"),
+        "headers": {
+            "Authorization": f"Bearer {api_key}",
+            "Accept": "application/json",
+            "User-Agent": f"cairn-sdk/{SDK_VERSION}",
+        },
+        "timeout": timeout,
+        "limits": limits,
+    }
+
+
+def _is_answer(call: Call[Any], response: Response, attempt: int) -> bool:
+    if response.status < 400 or response.status in call.accept_status:
+        return True
+    return attempt > 0 and response.status in call.done_on_retry
+
+
+def _raise_for(response: Response) -> None:
+    raise error_from_response(response.status, response.body, response.headers)
+
+
+class SyncTransport:
+    """Sends Calls on a pooled `httpx.Client` (keep-alive connections are reused across calls)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        timeout: Any = DEFAULT_TIMEOUT,
+        retry: RetryPolicy | None = None,
+        limits: httpx.Limits = DEFAULT_LIMITS,
+        http_client: httpx.Client | None = None,
+    ) -> None:
+        self.retry = retry or RetryPolicy()
+        self.clock = ServerClock()
+        self.http = http_client or httpx.Client(**_client_options(base_url, api_key, timeout, limits))
+
+    def send(self, call: Call[T]) -> T:
+        attempt = 0
+        while True:
+            try:
+                raw = self.http.request(**_request_args(call))
+            except httpx.TransportError as exc:
+                delay = self.retry.after_exception(call, exc, attempt)
+                if delay is None:
+                    raise CairnConnectionError(f"{call.method} {call.path}: {exc!r}") from exc
+                time.sleep(delay)
+                attempt += 1
+                continue
+            response = _decode(raw)
+            self.clock.observe(response.headers)
+            if _is_answer(call, response, attempt):
+                return call.parse(response)
+            delay = self.retry.after_response(call, response, attempt)
+            if delay is None:
+                _raise_for(response)
+            time.sleep(delay or 0)
+            attempt += 1
+
+    def close(self) -> None:
+        self.http.close()
+
+
+class AsyncTransport:
+    """Sends Calls on a pooled `httpx.AsyncClient`.
+
+    An AsyncClient's connections belong to the event loop that opened them, so a transport used from a new
+    loop (a second `asyncio.run`) opens a fresh client for it instead of failing.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        timeout: Any = DEFAULT_TIMEOUT,
+        retry: RetryPolicy | None = None,
+        limits: httpx.Limits = DEFAULT_LIMITS,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        self.retry = retry or RetryPolicy()
+        self.clock = ServerClock()
+        self._options = _client_options(base_url, api_key, timeout, limits)
+        self._http = http_client
+        self._loop: asyncio.AbstractEventLoop | None = None if http_client is None else _running_loop()
+
+    @property
+    def http(self) -> httpx.AsyncClient:
+        loop = _running_loop()
+        if self._http is None or (self._loop is not None and loop is not self._loop and loop is not None):
+            self._http = httpx.AsyncClient(**self._options)
+            self._loop = loop
+        return self._http
+
+    async def send(self, call: Call[T]) -> T:
+        attempt = 0
+        while True:
+            try:
+                raw = await self.http.request(**_request_args(call))
+            except httpx.TransportError as exc:
+                delay = self.retry.after_exception(call, exc, attempt)
+                if delay is None:
+                    raise CairnConnectionError(f"{call.method} {call.path}: {exc!r}") from exc
+                await asyncio.sleep(delay)
+                attempt += 1
+                continue
+            response = _decode(raw)
+            self.clock.observe(response.headers)
+            if _is_answer(call, response, attempt):
+                return call.parse(response)
+            delay = self.retry.after_response(call, response, attempt)
+            if delay is None:
+                _raise_for(response)
+            await asyncio.sleep(delay or 0)
+            attempt += 1
+
+    async def aclose(self) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

@@ -1,0 +1,189 @@
+"""Server support for the SDK's LangGraph saver (`checkpoints.sdk.langgraph`).
+
+Three things the REST contract lacks and a LangGraph checkpointer needs:
+
+- **Saving without re-sending unchanged channels.** LangGraph hands `put()` every channel value but says in
+  `new_versions` which changed. The saver sends only those, and names the unchanged ones with their versions
+  and the checkpoint they come from (its parent). `langgraph_checkpoint_save` copies those values from the
+  base checkpoint's stored state, *then* saves through `checkpoint_save`, so the stored checkpoint is whole:
+  its checksum (computed by the client over the whole state it holds) covers every value, the dashboard
+  shows every value, and no checkpoint depends on another one's row. TTLs, keep-latest-N retention, prune,
+  tombstones, forks and copies can therefore never strand a value in a deleted ancestor. The price is
+  storage (unchanged values are stored again per checkpoint); the wire carries only what changed.
+- **Listing checkpoints with their pending writes** in one request (`langgraph_tuples`), ordered by
+  checkpoint id as LangGraph orders them, across one thread or the whole workspace.
+- **Deleting by run** (`checkpoints_delete_for_runs`): the checkpoints of the given runs become tombstones
+  (payload and pending writes deleted, ids and lineage kept), in one transaction, with an audit event.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from checkpoints.exceptions import Conflict, PreconditionFailed, ValidationFailed
+from checkpoints.models import Checkpoint, PendingWrite, Thread, Workspace
+from checkpoints.services.audit import Actor, audit_record
+from checkpoints.services.checkpoints import SaveResult, checkpoint_save, checkpoints_tombstone
+
+FRAMEWORK = Checkpoint.Framework.LANGGRAPH
+
+
+def _invalid(field: str, message: str) -> ValidationFailed:
+    return ValidationFailed(f"{field}: {message}", {"fields": {field: [message]}})
+
+
+def _inherited_values(
+    *, workspace: Workspace, thread_id: str, namespace: str, base_id: str, channels: dict[str, Any]
+) -> dict[str, Any]:
+    """The stored values of `channels` at the versions named, taken from the base checkpoint's state.
+
+    PreconditionFailed (the SDK then sends the whole state) when the base is gone, not a LangGraph
+    checkpoint, or holds another version of a channel.
+    """
+    base = (
+        Checkpoint.objects.filter(
+            workspace=workspace, thread__thread_id=thread_id, namespace=namespace, checkpoint_id=base_id
+        )
+        .live()
+        .first()
+    )
+    stored = base.decoded("state") if base is not None else None
+    if not isinstance(stored, dict) or not isinstance(stored.get("channel_values"), dict):
+        raise PreconditionFailed(
+            "The base checkpoint is gone or holds no channel values; send every value.",
+            {"inherit": {"checkpoint_id": base_id, "missing_channels": sorted(channels)}},
+        )
+    values, versions = stored["channel_values"], stored.get("channel_versions") or {}
+    missing = sorted(
+        name for name, version in channels.items() if name not in values or versions.get(name) != version
+    )
+    if missing:
+        raise PreconditionFailed(
+            "The base checkpoint does not hold these channels at these versions; send their values.",
+            {"inherit": {"checkpoint_id": base_id, "missing_channels": missing}},
+        )
+    return {name: values[name] for name in channels}
+
+
+def langgraph_checkpoint_save(
+    *, workspace: Workspace, thread_id: str, arguments: dict[str, Any], inherit: dict[str, Any] | None
+) -> SaveResult:
+    """Save a LangGraph checkpoint whose state may leave out channels unchanged since `inherit`'s base.
+
+    `arguments` are checkpoint_save's keyword arguments (state = the LangGraph checkpoint with
+    `channel_values` holding the changed channels). `inherit` = {"checkpoint_id": base, "channels":
+    {name: version}}. The composed state must hash to the client's checksum; if it does not, the base held
+    something else than the client believed, and PreconditionFailed tells the SDK to send everything.
+    """
+    state = arguments["state"]
+    if inherit and inherit["channels"]:
+        if not isinstance(state, dict) or not isinstance(state.get("channel_values"), dict):
+            raise _invalid("state", "A LangGraph checkpoint with a channel_values object is expected.")
+        overlap = sorted(set(state["channel_values"]) & set(inherit["channels"]))
+        if overlap:
+            raise _invalid("inherit", f"Channels both sent and inherited: {', '.join(overlap)}.")
+        values = _inherited_values(
+            workspace=workspace,
+            thread_id=thread_id,
+            namespace=arguments.get("namespace", ""),
+            base_id=inherit["checkpoint_id"],
+            channels=inherit["channels"],
+        )
+        state = {**state, "channel_values": {**state["channel_values"], **values}}
+    try:
+        return checkpoint_save(
+            workspace=workspace, thread_id=thread_id, **{**arguments, "state": state, "framework": FRAMEWORK}
+        )
+    except ValidationFailed as exc:
+        if inherit and "checksum" in exc.details.get("fields", {}):
+            raise PreconditionFailed(
+                "The state composed from the base does not hash to the checksum sent; send every value.",
+                {"inherit": {"checkpoint_id": inherit["checkpoint_id"], "checksum": "mismatch"}},
+            ) from exc
+        raise
+
+
+def langgraph_tuples(
+    *,
+    workspace: Workspace,
+    thread_id: str | None,
+    namespace: str | None,
+    checkpoint_id: str | None,
+    before: str | None,
+) -> QuerySet[Checkpoint]:
+    """Live LangGraph checkpoints, for a page ordered by checkpoint id, newest first (LangGraph's order:
+    its ids grow with time). `before` keeps ids below it, whether or not that checkpoint exists, exactly as
+    LangGraph's savers compare. Per thread+namespace the page seeks on the unique (thread, namespace,
+    checkpoint_id) index; workspace-wide on `checkpoint_ws_public_id`."""
+    queryset = Checkpoint.objects.for_workspace(workspace).live().filter(framework=FRAMEWORK)
+    if thread_id is not None:
+        queryset = queryset.filter(thread__thread_id=thread_id)
+    if namespace is not None:
+        queryset = queryset.filter(namespace=namespace)
+    if checkpoint_id is not None:
+        queryset = queryset.filter(checkpoint_id=checkpoint_id)
+    if before is not None:
+        queryset = queryset.filter(checkpoint_id__lt=before)
+    return queryset.select_related("thread")
+
+
+def pending_writes_by_checkpoint(
+    checkpoints: Sequence[Checkpoint],
+) -> dict[tuple[int, str, str], list[PendingWrite]]:
+    """The pending writes of a page of checkpoints in one query, each list in LangGraph's order
+    (task_path, task_id, idx)."""
+    if not checkpoints:
+        return {}
+    wanted = {(c.thread_id, c.namespace, c.checkpoint_id) for c in checkpoints}
+    rows = PendingWrite.objects.filter(
+        thread_id__in={c.thread_id for c in checkpoints},
+        checkpoint_id__in={c.checkpoint_id for c in checkpoints},
+    ).order_by("task_path", "task_id", "idx")
+    grouped: dict[tuple[int, str, str], list[PendingWrite]] = defaultdict(list)
+    for row in rows:
+        key = (row.thread_id, row.namespace, row.checkpoint_id)
+        if key in wanted:
+            grouped[key].append(row)
+    return grouped
+
+
+@transaction.atomic
+def checkpoints_delete_for_runs(*, workspace: Workspace, run_ids: Sequence[str], actor: Actor) -> int:
+    """Tombstone every live checkpoint of the given runs (LangGraph `delete_for_runs`); returns how many.
+
+    All or nothing: a pinned checkpoint among them is a Conflict (unpin it first), as for a single expire.
+    """
+    runs = Checkpoint.objects.for_workspace(workspace).live().filter(run_id__in=list(run_ids))
+    # Threads first, in primary-key order, as every writer under a thread locks: no deadlock with a save
+    # or an expire racing on the same threads.
+    thread_pks = sorted(set(runs.values_list("thread_id", flat=True)))
+    list(Thread.objects.select_for_update().filter(pk__in=thread_pks).order_by("pk").values_list("pk"))
+    targets = list(runs.select_related("thread").without_payload())
+    pinned = [c for c in targets if c.pinned]
+    if pinned:
+        raise Conflict(
+            "Some checkpoints of these runs are pinned; unpin them first.",
+            {"pinned": [{"thread_id": c.thread.thread_id, "checkpoint_id": c.checkpoint_id} for c in pinned]},
+        )
+    changed = checkpoints_tombstone(pks=[c.pk for c in targets], now=timezone.now())
+    if changed:
+        audit_record(
+            workspace=workspace,
+            actor=actor,
+            action="checkpoint.delete_for_runs",
+            target_type="run",
+            target_id=json.dumps(sorted(set(run_ids)))[:512],
+            details={
+                "run_ids": sorted(set(run_ids)),
+                "tombstoned": changed,
+                "threads": sorted({c.thread.thread_id for c in targets}),
+            },
+        )
+    return changed

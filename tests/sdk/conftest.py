@@ -1,0 +1,105 @@
+"""Fixtures for SDK tests: a live Cairn server (pytest-django `live_server`: real HTTP against the test
+database, PostgreSQL when DATABASE_URL is set) and API keys for it."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.db import connection
+
+from checkpoints.models import ApiKey, Workspace
+from checkpoints.sdk import AsyncClient, Client
+from checkpoints.services.workspaces import api_key_create
+from tests.factories import WorkspaceFactory
+
+REPO = Path(__file__).resolve().parents[2]
+
+WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+class OneRequestAtATime:
+    """Serialises requests to the live server when the test database is in-memory SQLite.
+
+    Django shares that one connection between the test thread and every server thread; two requests using it
+    at once would interleave their transactions. PostgreSQL gives each server thread its own connection, so
+    there requests run truly concurrently.
+    """
+
+    def __init__(self, app: WSGIApp) -> None:
+        self.app = app
+        self.lock = threading.Lock()
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        with self.lock:
+            result = self.app(environ, start_response)
+            try:
+                body = b"".join(result)
+            finally:
+                close = getattr(result, "close", None)
+                if close is not None:
+                    close()
+        return [body]
+
+
+@pytest.fixture
+def cairn_url(live_server: Any) -> str:
+    """The base URL of a live Cairn server on the test database."""
+    httpd = live_server.thread.httpd
+    if connection.vendor == "sqlite" and connection.is_in_memory_db():
+        app = httpd.get_app()
+        if not isinstance(app, OneRequestAtATime):
+            httpd.set_app(OneRequestAtATime(app))
+    return str(live_server.url)
+
+
+@pytest.fixture
+def sdk_workspace(transactional_db: None) -> Workspace:
+    return WorkspaceFactory.create(slug="sdk")
+
+
+@pytest.fixture
+def make_key(transactional_db: None) -> Callable[..., str]:
+    """make_key(workspace, scope="write") -> a fresh API key secret."""
+
+    def make(workspace: Workspace, scope: str = ApiKey.Scope.WRITE) -> str:
+        _key, secret = api_key_create(workspace=workspace, name=f"sdk-{scope}", scope=scope)
+        return secret
+
+    return make
+
+
+@pytest.fixture
+def cairn_key(sdk_workspace: Workspace, make_key: Callable[..., str]) -> str:
+    return make_key(sdk_workspace)
+
+
+@pytest.fixture
+def client(cairn_url: str, cairn_key: str) -> Iterator[Client]:
+    with Client(cairn_url, cairn_key) as sdk:
+        yield sdk
+
+
+@pytest.fixture
+def aclient(cairn_url: str, cairn_key: str) -> AsyncClient:
+    return AsyncClient(cairn_url, cairn_key)
+
+
+def subprocess_env(cairn_url: str, cairn_key: str) -> dict[str, str]:
+    """A clean environment for a child process that talks to the live server (no Django settings)."""
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": os.environ.get("HOME", "/tmp"),
+        "PYTHONPATH": str(REPO),
+        "PYTHONUNBUFFERED": "1",
+        "CAIRN_URL": cairn_url,
+        "CAIRN_API_KEY": cairn_key,
+    }
+
+
+PYTHON = sys.executable
