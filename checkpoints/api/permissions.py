@@ -13,8 +13,9 @@ from checkpoints.models import ApiKey
 def required_scope(request: Request, view: Any) -> str:
     overrides: dict[str, str] = getattr(view, "required_scopes", {})
     if request.method in overrides:
-        return overrides[request.method]
-    return ApiKey.Scope.READ if request.method in SAFE_METHODS else ApiKey.Scope.WRITE
+        return str(overrides[request.method])
+    # str(): the plain value ("write"), not the enum member, wherever the scope is shown.
+    return str(ApiKey.Scope.READ if request.method in SAFE_METHODS else ApiKey.Scope.WRITE)
 
 
 class HasScope(BasePermission):

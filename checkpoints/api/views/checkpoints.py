@@ -177,9 +177,10 @@ class ThreadCheckpointsView(WorkspaceAPIView):
         return saved_response(result, include_state=self.query_bool("include_state", default=True))
 
 
-class CheckpointDetailView(WorkspaceAPIView):
-    """Base of every `threads/{thread_id}/checkpoints/{checkpoint_id}/...` view. The checkpoint is looked up
-    before the body is validated: a missing (or another workspace's) checkpoint is a 404 whatever the body."""
+class CheckpointResourceView(WorkspaceAPIView):
+    """Base of every `threads/{thread_id}/checkpoints/{checkpoint_id}/...` view (no handlers of its own, so
+    sub-resources answer 405 to the methods they do not define). The checkpoint is looked up before the body
+    is validated: a missing (or another workspace's) checkpoint is a 404 whatever the body."""
 
     def _get(self, thread_id: str, checkpoint_id: str) -> Checkpoint:
         return checkpoint_get(
@@ -195,6 +196,8 @@ class CheckpointDetailView(WorkspaceAPIView):
             raise checkpoint_gone(checkpoint)
         return checkpoint
 
+
+class CheckpointDetailView(CheckpointResourceView):
     @extend_schema(
         summary="Restore a checkpoint (re-hashed; X-Checksum-Verified: true)",
         parameters=[NAMESPACE_PARAM],
@@ -213,7 +216,7 @@ class CheckpointDetailView(WorkspaceAPIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class CheckpointTtlView(CheckpointDetailView):
+class CheckpointTtlView(CheckpointResourceView):
     @extend_schema(
         summary="Set, extend or clear the expiry; pin or unpin",
         request=CheckpointTtlSerializer,
@@ -232,7 +235,7 @@ class CheckpointTtlView(CheckpointDetailView):
         return Response(checkpoint_representation(updated, include_state=False, now=timezone.now()))
 
 
-class CheckpointHandoffView(CheckpointDetailView):
+class CheckpointHandoffView(CheckpointResourceView):
     @extend_schema(
         summary="Hand the state to another agent (a child checkpoint owned by the target)",
         request=CheckpointHandoffSerializer,
@@ -252,7 +255,7 @@ class CheckpointHandoffView(CheckpointDetailView):
         return saved_response(SaveResult(handed, created=True), include_state=True)
 
 
-class CheckpointDiffView(CheckpointDetailView):
+class CheckpointDiffView(CheckpointResourceView):
     @extend_schema(
         summary="RFC 6902 JSON Patch from another checkpoint (default: the parent) to this one",
         parameters=[
@@ -291,7 +294,7 @@ class CheckpointDiffView(CheckpointDetailView):
         return Response(body)
 
 
-class CheckpointLineageView(CheckpointDetailView):
+class CheckpointLineageView(CheckpointResourceView):
     @extend_schema(
         summary="Ancestors up to the root, nearest first (tombstones included, with expired_at set)",
         parameters=[NAMESPACE_PARAM, LIST_PARAMS[0]],
