@@ -6,6 +6,8 @@ from django.urls import path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from checkpoints.api.views import checkpoints as cp
+from checkpoints.api.views import messages as msg
+from checkpoints.api.views import threads as th
 from checkpoints.api.views.state import ThreadStateView
 from checkpoints.models.thread import CLIENT_ID_PATTERN
 
@@ -41,4 +43,18 @@ urlpatterns = [
     path("checkpoints/<cid:checkpoint_id>/", cp.CheckpointByIdView.as_view(), name="checkpoint-by-id"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+]
+
+# Threads and messages (issue 3).
+THREAD = "threads/<cid:thread_id>/"
+urlpatterns += [
+    path("threads/", th.ThreadListView.as_view(), name="threads"),
+    path(THREAD, th.ThreadDetailView.as_view(), name="thread-detail"),
+    path(f"{THREAD}fork/", th.ThreadForkView.as_view(), name="thread-fork"),
+    path(f"{THREAD}copy/", th.ThreadCopyView.as_view(), name="thread-copy"),
+    path(f"{THREAD}prune/", th.ThreadPruneView.as_view(), name="thread-prune"),
+    path(f"{THREAD}storage/", th.ThreadStorageView.as_view(), name="thread-storage"),
+    path(f"{THREAD}messages/", msg.ThreadMessagesView.as_view(), name="thread-messages"),
+    path(f"{THREAD}messages/<cid:message_id>/", msg.MessageDetailView.as_view(), name="message-detail"),
+    path("messages/", msg.WorkspaceMessagesView.as_view(), name="messages"),
 ]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from datetime import datetime
+from typing import Any, ClassVar
 
 from django.db import models
-from django.db.models import Q
+from django.db.models import Count, F, Func, OuterRef, Q, Subquery, Sum, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from checkpoints.models.workspace import Workspace
@@ -18,9 +20,62 @@ def empty_scope() -> dict[str, list[str]]:
     return {"graph_nodes": [], "tags": []}
 
 
+class ByteLength(Func):
+    """Length in bytes of a text column (UTF-8): OCTET_LENGTH on PostgreSQL, a BLOB cast on SQLite."""
+
+    function = "OCTET_LENGTH"
+    output_field = models.BigIntegerField()
+
+    def as_sqlite(self, compiler: Any, connection: Any, **extra_context: Any) -> Any:
+        return self.as_sql(
+            compiler, connection, template="LENGTH(CAST(%(expressions)s AS BLOB))", **extra_context
+        )
+
+
+def _sum_per_thread(queryset: models.QuerySet[Any], expression: Any) -> Coalesce:
+    """A correlated subquery summing `expression` over `queryset`'s rows of the outer thread (0 if none)."""
+    total = queryset.filter(thread=OuterRef("pk")).order_by().values("thread").annotate(total=expression)
+    return Coalesce(Subquery(total.values("total")), Value(0), output_field=models.BigIntegerField())
+
+
 class ThreadQuerySet(models.QuerySet["Thread"]):
     def for_workspace(self, workspace: Workspace) -> ThreadQuerySet:
         return self.filter(workspace=workspace)
+
+    def for_user(self, user_id: str | None) -> ThreadQuerySet:
+        """Only `user_id`'s threads; None means no user condition (every thread of the workspace).
+
+        There is no default user: "" selects the threads that have no user, it is not a wildcard.
+        """
+        return self if user_id is None else self.filter(user_id=user_id)
+
+    def with_fork_source(self) -> ThreadQuerySet:
+        """Annotate `forked_from_thread_id`, the public id of the fork source (None once it is deleted)."""
+        return self.annotate(forked_from_thread_id=F("forked_from__thread_id"))
+
+    def with_stats(self, now: datetime | None = None) -> ThreadQuerySet:
+        """Annotate message_count, checkpoint_count (readable now), storage_bytes and head (the root
+        namespace's head checkpoint_id or None), as correlated subqueries: one query for any number of rows.
+
+        storage_bytes is what `thread_storage` reports as the total: payloads of checkpoints that still have
+        one, pending write values, and messages.
+        """
+        # Imported here: the checkpoint models import this module.
+        from checkpoints.models.checkpoint import Checkpoint, PendingWrite
+
+        now = now or timezone.now()
+        checkpoints = Checkpoint.objects.all()
+        head = checkpoints.filter(thread=OuterRef("pk"), namespace="").live(now).order_by("-id")
+        return self.with_fork_source().annotate(
+            message_count=_sum_per_thread(Message.objects.all(), Count("pk")),
+            checkpoint_count=_sum_per_thread(checkpoints.live(now), Count("pk")),
+            storage_bytes=(
+                _sum_per_thread(checkpoints.filter(expired_at__isnull=True), Sum("size_bytes"))
+                + _sum_per_thread(PendingWrite.objects.all(), Sum(ByteLength("value")))
+                + _sum_per_thread(Message.objects.all(), Sum("size_bytes"))
+            ),
+            head=Subquery(head.values("checkpoint_id")[:1]),
+        )
 
 
 class Thread(models.Model):
@@ -81,6 +136,14 @@ class MessageQuerySet(models.QuerySet["Message"]):
     def for_workspace(self, workspace: Workspace) -> MessageQuerySet:
         return self.filter(thread__workspace=workspace)
 
+    def for_display(self) -> MessageQuerySet:
+        """Skip the stored search text (a second copy of the content that is never rendered)."""
+        return self.defer("search_text")
+
+    def with_thread_id(self) -> MessageQuerySet:
+        """Annotate `thread_public_id` without loading the thread rows (workspace-wide lists)."""
+        return self.annotate(thread_public_id=F("thread__thread_id"))
+
 
 class Message(models.Model):
     """One conversation message. `seq` is strictly increasing and gapless per thread in commit order."""
@@ -102,6 +165,12 @@ class Message(models.Model):
     name = models.CharField(max_length=255, blank=True, default="")
     usage = models.JSONField(null=True, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
+    # The searchable text (content + text parts of content_blocks), Unicode-normalised and case-folded by
+    # checkpoints.services.search. Indexed by pg_trgm on PostgreSQL and an FTS5 trigram table on SQLite;
+    # never rendered. Written once, by messages_append.
+    search_text = models.TextField(blank=True, default="", editable=False)
+    # UTF-8 bytes of what the client sent (text fields + canonical JSON), for storage accounting.
+    size_bytes = models.BigIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     objects = MessageQuerySet.as_manager()

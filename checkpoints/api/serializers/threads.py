@@ -1,0 +1,247 @@
+"""Thread request and response shapes (SPEC section 5, the thread rows)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from checkpoints.api.fields import (
+    AnyJSONField,
+    ClientIdField,
+    StrictBooleanField,
+    StrictCharField,
+    StrictSerializer,
+    StringListField,
+    TtlSecondsField,
+)
+from checkpoints.api.serializers.checkpoints import StrictChoiceField
+from checkpoints.integrity import format_timestamp
+from checkpoints.models import Thread
+from checkpoints.services.threads import PRUNE_STRATEGIES
+
+
+def nul_path(value: Any, path: str = "") -> str | None:
+    """The path of the first string or key holding U+0000 in a JSON value, or None. PostgreSQL's jsonb (and
+    text) cannot store NUL, so it is refused up front rather than left to fail in the database."""
+    if isinstance(value, str):
+        return (path or "(value)") if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if "\x00" in key:
+                return where
+            found = nul_path(item, where)
+            if found:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = nul_path(item, f"{path}[{index}]")
+            if found:
+                return found
+    return None
+
+
+@extend_schema_field(OpenApiTypes.OBJECT)
+class JSONDocumentField(AnyJSONField):
+    """A JSON object without NUL characters anywhere."""
+
+    def check_shape(self, data: Any) -> None:
+        if not isinstance(data, dict):
+            raise serializers.ValidationError("Expected a JSON object.")
+
+    def to_internal_value(self, data: Any) -> Any:
+        self.check_shape(data)
+        where = nul_path(data)
+        if where:
+            raise serializers.ValidationError(f"NUL characters are not allowed (at {where}).")
+        return data
+
+
+@extend_schema_field({"type": "array", "items": {"type": "object"}})
+class JSONObjectListField(JSONDocumentField):
+    """A list of JSON objects without NUL characters anywhere."""
+
+    def check_shape(self, data: Any) -> None:
+        if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
+            raise serializers.ValidationError("Expected a list of JSON objects.")
+
+
+class ScopeSerializer(StrictSerializer):
+    """The medallion scope a thread is summarised into (missing lists are empty)."""
+
+    graph_nodes = StringListField(required=False)
+    tags = StringListField(required=False)
+
+
+# Keys of the thread representation a client may echo back; refused as read-only.
+THREAD_READ_ONLY = frozenset(
+    {
+        "expires_at",
+        "forked_from",
+        "created_at",
+        "updated_at",
+        "message_count",
+        "checkpoint_count",
+        "storage_bytes",
+        "head",
+        "workspace",
+    }
+)
+
+
+class ThreadUpdateSerializer(StrictSerializer):
+    """Body of `PATCH threads/{id}/`: any of these fields; metadata and scope are replaced whole."""
+
+    read_only_names = THREAD_READ_ONLY | {"thread_id"}
+
+    name = StrictCharField(required=False, allow_blank=True, max_length=255)
+    user_id = StrictCharField(required=False, allow_blank=True, max_length=255)
+    tags = StringListField(required=False)
+    metadata = JSONDocumentField(required=False)
+    scope = ScopeSerializer(required=False)
+    ttl_seconds = TtlSecondsField(required=False, help_text="Idle expiry in seconds; null for none.")
+    pinned = StrictBooleanField(required=False, help_text="Pinned threads never expire.")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs:
+            raise serializers.ValidationError("Send at least one field to change.")
+        return attrs
+
+
+class ThreadCreateSerializer(ThreadUpdateSerializer):
+    """Body of `POST threads/` (every field optional; thread_id defaults to a UUIDv7)."""
+
+    read_only_names = THREAD_READ_ONLY
+
+    thread_id = ClientIdField(required=False)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        return attrs
+
+
+class ThreadForkSerializer(StrictSerializer):
+    checkpoint_id = ClientIdField(required=False, help_text="Default: the head of the namespace.")
+    namespace = StrictCharField(required=False, allow_blank=True, max_length=255, trim_whitespace=False)
+    thread_id = ClientIdField(required=False, help_text="The new thread's id (default: a UUIDv7).")
+    name = StrictCharField(required=False, allow_blank=True, max_length=255)
+
+
+class ThreadCopySerializer(StrictSerializer):
+    thread_id = ClientIdField(help_text="The new thread's id; 409 if it exists.")
+
+
+class ThreadPruneSerializer(StrictSerializer):
+    strategy = StrictChoiceField(choices=PRUNE_STRATEGIES)
+
+
+def _timestamp(value: datetime | None) -> str | None:
+    return format_timestamp(value) if value is not None else None
+
+
+STATS_FIELDS = ("message_count", "checkpoint_count", "storage_bytes", "head")
+
+
+def thread_representation(thread: Thread) -> dict[str, Any]:
+    """The API shape of a thread. Needs `forked_from_thread_id` (ThreadQuerySet.with_fork_source) when the
+    thread is a fork; with `with_stats`, the detail fields are added."""
+    forked_from = None
+    if thread.forked_from_checkpoint_id:
+        forked_from = {
+            # None once the source thread was deleted: the fork outlives it.
+            "thread_id": getattr(thread, "forked_from_thread_id", None),
+            "checkpoint_id": thread.forked_from_checkpoint_id,
+            "namespace": thread.forked_from_namespace,
+        }
+    data: dict[str, Any] = {
+        "thread_id": thread.thread_id,
+        "user_id": thread.user_id,
+        "name": thread.name,
+        "tags": thread.tags,
+        "metadata": thread.metadata,
+        "scope": thread.scope,
+        "ttl_seconds": thread.ttl_seconds,
+        "expires_at": _timestamp(thread.expires_at),
+        "pinned": thread.pinned,
+        "forked_from": forked_from,
+        "created_at": _timestamp(thread.created_at),
+        "updated_at": _timestamp(thread.updated_at),
+    }
+    if hasattr(thread, "message_count"):
+        data.update({name: getattr(thread, name) for name in STATS_FIELDS})
+    return data
+
+
+# Declared for the OpenAPI schema; views render with thread_representation (tests check they agree).
+class ScopeOutSerializer(serializers.Serializer):
+    graph_nodes = serializers.ListField(child=serializers.CharField())
+    tags = serializers.ListField(child=serializers.CharField())
+
+
+class ForkedFromSerializer(serializers.Serializer):
+    thread_id = serializers.CharField(allow_null=True, help_text="Null once the source thread is deleted.")
+    checkpoint_id = serializers.CharField()
+    namespace = serializers.CharField()
+
+
+class ThreadSerializer(serializers.Serializer):
+    thread_id = serializers.CharField()
+    user_id = serializers.CharField()
+    name = serializers.CharField()
+    tags = serializers.ListField(child=serializers.CharField())
+    metadata = serializers.DictField()
+    scope = ScopeOutSerializer()
+    ttl_seconds = serializers.IntegerField(allow_null=True)
+    expires_at = serializers.DateTimeField(allow_null=True)
+    pinned = serializers.BooleanField()
+    forked_from = ForkedFromSerializer(allow_null=True)
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+
+class ThreadDetailSerializer(ThreadSerializer):
+    message_count = serializers.IntegerField()
+    checkpoint_count = serializers.IntegerField(help_text="Readable checkpoints, every namespace.")
+    storage_bytes = serializers.IntegerField(help_text="The `totals.bytes` of `storage/`.")
+    head = serializers.CharField(allow_null=True, help_text="checkpoint_id of the root namespace's head.")
+
+
+class ThreadPageSerializer(serializers.Serializer):
+    results = ThreadSerializer(many=True)
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+
+
+class PruneResultSerializer(serializers.Serializer):
+    pruned = serializers.IntegerField()
+
+
+class NamespaceStorageSerializer(serializers.Serializer):
+    namespace = serializers.CharField()
+    checkpoints = serializers.IntegerField(help_text="Checkpoints whose payload is still stored.")
+    tombstones = serializers.IntegerField()
+    pending_writes = serializers.IntegerField()
+    state_bytes = serializers.IntegerField()
+    writes_bytes = serializers.IntegerField()
+
+
+class MessageStorageSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    bytes = serializers.IntegerField()
+
+
+class StorageTotalsSerializer(serializers.Serializer):
+    state_bytes = serializers.IntegerField()
+    writes_bytes = serializers.IntegerField()
+    messages_bytes = serializers.IntegerField()
+    bytes = serializers.IntegerField()
+
+
+class ThreadStorageSerializer(serializers.Serializer):
+    thread_id = serializers.CharField()
+    namespaces = NamespaceStorageSerializer(many=True)
+    messages = MessageStorageSerializer()
+    totals = StorageTotalsSerializer()

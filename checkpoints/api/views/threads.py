@@ -1,0 +1,219 @@
+"""Thread endpoints: create, list, get, patch, delete; fork, copy, prune, storage."""
+
+from __future__ import annotations
+
+from django.urls import reverse
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from checkpoints.api.filters import ThreadFilterSet, filter_queryset
+from checkpoints.api.pagination import KeysetPage
+from checkpoints.api.serializers.threads import (
+    PruneResultSerializer,
+    ThreadCopySerializer,
+    ThreadCreateSerializer,
+    ThreadDetailSerializer,
+    ThreadForkSerializer,
+    ThreadPageSerializer,
+    ThreadPruneSerializer,
+    ThreadStorageSerializer,
+    ThreadUpdateSerializer,
+    thread_representation,
+)
+from checkpoints.api.views.base import WorkspaceAPIView
+from checkpoints.exceptions import NotFound, ValidationFailed
+from checkpoints.models import Thread
+from checkpoints.services.checkpoint_reads import checkpoint_get
+from checkpoints.services.threads import (
+    thread_copy,
+    thread_create,
+    thread_delete,
+    thread_fork,
+    thread_prune,
+    thread_storage,
+    thread_update,
+)
+
+THREAD_ORDERINGS = ("-updated_at", "updated_at", "-created_at", "created_at")
+USER_PARAM = OpenApiParameter(
+    "user_id",
+    str,
+    description="Only this end user's threads (another user's thread is a 404). Omitted: every thread of "
+    "the workspace; there is no default user. Empty (`user_id=`): threads without a user.",
+)
+LIST_PARAMS = [
+    OpenApiParameter("limit", int, description="Page size, 1-500 (default 50)."),
+    OpenApiParameter("cursor", str, description="Opaque cursor from `next` or `previous`."),
+]
+
+
+class ThreadScopedView(WorkspaceAPIView):
+    """Finds threads the way every thread endpoint must: in the key's workspace, and the `user_id`'s."""
+
+    def query_user_id(self) -> str | None:
+        user_id = self.request.query_params.get("user_id")
+        if user_id is not None and len(user_id) > 255:
+            raise ValidationFailed(
+                "user_id is longer than 255 characters.", {"fields": {"user_id": ["Too long."]}}
+            )
+        return user_id
+
+    def thread(self, thread_id: str, *, with_stats: bool = False) -> Thread:
+        queryset = Thread.objects.for_workspace(self.workspace).for_user(self.query_user_id())
+        if with_stats:
+            queryset = queryset.with_stats(timezone.now())
+        thread = queryset.filter(thread_id=thread_id).first()
+        if thread is None:
+            raise NotFound(f"Thread {thread_id!r} not found.")
+        return thread
+
+    def detail_response(self, thread: Thread, code: int = status.HTTP_200_OK) -> Response:
+        """The thread with its counts, sizes and head (one query, whatever the thread holds)."""
+        detailed = Thread.objects.with_stats(timezone.now()).get(pk=thread.pk)
+        headers = {}
+        if code == status.HTTP_201_CREATED:
+            headers["Location"] = reverse("api:thread-detail", kwargs={"thread_id": thread.thread_id})
+        return Response(thread_representation(detailed), status=code, headers=headers)
+
+
+class ThreadListView(ThreadScopedView):
+    @extend_schema(
+        summary="List threads (newest activity first by default)",
+        parameters=[
+            USER_PARAM,
+            OpenApiParameter("tag", str, many=True, description="Repeatable: threads with any of the tags."),
+            OpenApiParameter("q", str, description="Name contains (case-insensitive)."),
+            OpenApiParameter("created_after", OpenApiTypes.DATETIME),
+            OpenApiParameter("created_before", OpenApiTypes.DATETIME),
+            OpenApiParameter("updated_after", OpenApiTypes.DATETIME),
+            OpenApiParameter("updated_before", OpenApiTypes.DATETIME),
+            OpenApiParameter("ordering", str, enum=THREAD_ORDERINGS, description="Default -updated_at."),
+            *LIST_PARAMS,
+        ],
+        responses=ThreadPageSerializer,
+    )
+    def get(self, request: Request) -> Response:
+        ordering = request.query_params.get("ordering") or THREAD_ORDERINGS[0]
+        if ordering not in THREAD_ORDERINGS:
+            message = f"ordering must be one of {', '.join(THREAD_ORDERINGS)}."
+            raise ValidationFailed(message, {"fields": {"ordering": [message]}})
+        queryset = (
+            Thread.objects.for_workspace(self.workspace).for_user(self.query_user_id()).with_fork_source()
+        )
+        queryset = filter_queryset(ThreadFilterSet, request.query_params, queryset)
+        # Keyset on (ordering field, id): the id breaks ties between equal timestamps, in the same direction.
+        tie_breaker = "-id" if ordering.startswith("-") else "id"
+        page = KeysetPage(request, queryset, [ordering, tie_breaker])
+        return Response(page.envelope([thread_representation(t) for t in page.results]))
+
+    @extend_schema(
+        summary="Create a thread",
+        request=ThreadCreateSerializer,
+        responses={201: ThreadDetailSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        data = self.validated(ThreadCreateSerializer)
+        thread = thread_create(workspace=self.workspace, actor=self.actor, **data)
+        return self.detail_response(thread, status.HTTP_201_CREATED)
+
+
+class ThreadDetailView(ThreadScopedView):
+    @extend_schema(
+        summary="A thread with message_count, checkpoint_count, storage_bytes and head",
+        parameters=[USER_PARAM],
+        responses={200: ThreadDetailSerializer},
+    )
+    def get(self, request: Request, thread_id: str) -> Response:
+        return Response(thread_representation(self.thread(thread_id, with_stats=True)))
+
+    @extend_schema(
+        summary="Change name, user_id, tags, metadata, scope, ttl_seconds or pinned",
+        request=ThreadUpdateSerializer,
+        parameters=[USER_PARAM],
+        responses={200: ThreadDetailSerializer},
+    )
+    def patch(self, request: Request, thread_id: str) -> Response:
+        thread = self.thread(thread_id)
+        data = self.validated(ThreadUpdateSerializer)
+        return self.detail_response(thread_update(thread=thread, actor=self.actor, **data))
+
+    @extend_schema(
+        summary="Erase the thread and everything under it (audited as thread.delete)",
+        parameters=[USER_PARAM],
+        responses={204: None},
+    )
+    def delete(self, request: Request, thread_id: str) -> Response:
+        thread_delete(thread=self.thread(thread_id), actor=self.actor)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ThreadForkView(ThreadScopedView):
+    @extend_schema(
+        summary="Fork: a new thread headed by a copy of a checkpoint (default: the head), with the messages "
+        "up to its message_seq",
+        request=ThreadForkSerializer,
+        parameters=[USER_PARAM],
+        responses={201: ThreadDetailSerializer},
+    )
+    def post(self, request: Request, thread_id: str) -> Response:
+        source = self.thread(thread_id)
+        data = self.validated(ThreadForkSerializer)
+        checkpoint = None
+        if "checkpoint_id" in data:
+            # Without a namespace the id must be unique in the thread (409 ambiguous_id otherwise).
+            checkpoint = checkpoint_get(
+                workspace=self.workspace,
+                thread_id=source.thread_id,
+                checkpoint_id=data["checkpoint_id"],
+                namespace=data.get("namespace"),
+            )
+        forked = thread_fork(
+            source=source,
+            actor=self.actor,
+            checkpoint=checkpoint,
+            namespace=data.get("namespace", ""),
+            thread_id=data.get("thread_id"),
+            name=data.get("name"),
+        )
+        return self.detail_response(forked, status.HTTP_201_CREATED)
+
+
+class ThreadCopyView(ThreadScopedView):
+    @extend_schema(
+        summary="Copy the whole thread (checkpoints with the same ids, pending writes, messages)",
+        request=ThreadCopySerializer,
+        parameters=[USER_PARAM],
+        responses={201: ThreadDetailSerializer},
+    )
+    def post(self, request: Request, thread_id: str) -> Response:
+        source = self.thread(thread_id)
+        data = self.validated(ThreadCopySerializer)
+        copied = thread_copy(source=source, thread_id=data["thread_id"], actor=self.actor)
+        return self.detail_response(copied, status.HTTP_201_CREATED)
+
+
+class ThreadPruneView(ThreadScopedView):
+    @extend_schema(
+        summary="Delete checkpoints: keep_latest (the newest of each namespace) or delete (all)",
+        request=ThreadPruneSerializer,
+        parameters=[USER_PARAM],
+        responses={200: PruneResultSerializer},
+    )
+    def post(self, request: Request, thread_id: str) -> Response:
+        thread = self.thread(thread_id)
+        data = self.validated(ThreadPruneSerializer)
+        return Response({"pruned": thread_prune(thread=thread, strategy=data["strategy"], actor=self.actor)})
+
+
+class ThreadStorageView(ThreadScopedView):
+    @extend_schema(
+        summary="Bytes stored under the thread, by namespace and kind (state, writes, messages)",
+        parameters=[USER_PARAM],
+        responses={200: ThreadStorageSerializer},
+    )
+    def get(self, request: Request, thread_id: str) -> Response:
+        return Response(thread_storage(thread=self.thread(thread_id)))

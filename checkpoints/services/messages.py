@@ -1,0 +1,200 @@
+"""Messages: batch append with gapless per-thread seqs and idempotent retries by message_id; delete one.
+
+Seqs come from `Thread.last_message_seq` under the thread's row lock (`thread_lock_or_create`), so concurrent
+appenders to one thread queue on the lock and each batch takes the next block of numbers: strictly increasing
+and gapless in commit order. A batch is one transaction: all of it is stored, or (on any conflict) none of it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from checkpoints.exceptions import Conflict, NotFound, ValidationFailed
+from checkpoints.ids import new_id
+from checkpoints.integrity import canonical_json
+from checkpoints.models import Message, Thread, Workspace
+from checkpoints.models.thread import CLIENT_ID_PATTERN
+from checkpoints.services.audit import Actor, audit_record
+from checkpoints.services.search import message_search_text
+from checkpoints.services.threads_base import thread_lock_or_create, thread_touch
+
+MAX_BATCH = 1000
+MAX_CONTENT_CHARS = 1024 * 1024
+TEXT_FIELDS = ("content", "tool_call_id", "name")
+JSON_FIELDS = ("content_blocks", "tool_calls", "usage", "metadata")
+# What a message is; an idempotent retry must repeat all of it.
+CONTENT_FIELDS = ("role", *TEXT_FIELDS, *JSON_FIELDS)
+
+_CLIENT_ID = re.compile(rf"{CLIENT_ID_PATTERN}\Z")
+_ROLES = frozenset(Message.Role.values)
+
+
+def message_size_bytes(fields: Mapping[str, Any]) -> int:
+    """UTF-8 bytes of a message as sent: its text fields plus the canonical JSON of its JSON fields."""
+    text = sum(len((fields.get(name) or "").encode("utf-8")) for name in TEXT_FIELDS)
+    documents = sum(
+        len(canonical_json(fields[name]).encode("utf-8"))
+        for name in JSON_FIELDS
+        if fields.get(name) is not None
+    )
+    return text + documents
+
+
+def _fields(position: int, raw: Mapping[str, Any]) -> dict[str, Any]:
+    """One message's stored fields with defaults filled in (absent and null mean the same), checked for the
+    invariants the database relies on. The API serializer has already checked types and shapes in detail."""
+    defaults = {"content": "", "tool_call_id": "", "name": "", "metadata": {}}
+    fields: dict[str, Any] = {
+        name: defaults.get(name) if raw.get(name) is None else raw[name]
+        for name in ("message_id", *CONTENT_FIELDS)
+    }
+    problems: dict[str, list[str]] = {}
+    if fields["role"] not in _ROLES:
+        problems["role"] = [f"Expected one of {', '.join(sorted(_ROLES))}."]
+    message_id = fields["message_id"]
+    if message_id is not None and not (isinstance(message_id, str) and _CLIENT_ID.match(message_id)):
+        problems["message_id"] = ["Use 1-128 characters from A-Z a-z 0-9 . _ : -"]
+    for name in TEXT_FIELDS:
+        if not isinstance(fields[name], str):
+            problems[name] = ["Expected a string."]
+    if isinstance(fields["content"], str) and len(fields["content"]) > MAX_CONTENT_CHARS:
+        problems["content"] = [f"Expected a string of at most {MAX_CONTENT_CHARS} characters."]
+    if not isinstance(fields["metadata"], dict):
+        problems["metadata"] = ["Expected a JSON object."]
+    if problems:
+        raise ValidationFailed(
+            f"messages[{position}] is invalid.", {"fields": {"messages": {str(position): problems}}}
+        )
+    return fields
+
+
+def _differing_fields(stored: Message, sent: Mapping[str, Any]) -> list[str]:
+    """Fields where a retry differs from the stored message. JSON is compared canonically: 1 is not 1.0 or
+    true (Python's == says it is), and key order does not matter."""
+    differing = [name for name in ("role", *TEXT_FIELDS) if getattr(stored, name) != sent[name]]
+    for name in JSON_FIELDS:
+        before, after = getattr(stored, name), sent[name]
+        if (before is None) != (after is None) or (
+            before is not None and canonical_json(before) != canonical_json(after)
+        ):
+            differing.append(name)
+    return differing
+
+
+@transaction.atomic
+def messages_append(
+    *,
+    workspace: Workspace,
+    thread_id: str,
+    messages: list[dict[str, Any]],
+    user_id: str | None = None,
+) -> list[Message]:
+    """Append 1..1000 messages in order; the thread is created if missing. Returns them in batch order.
+
+    - seq: the thread's next numbers, strictly increasing and gapless per thread in commit order.
+    - message_id: optional (a UUIDv7 is assigned). A known id with identical content is an idempotent no-op
+      (the stored message, with its original seq, is returned); with different content: Conflict, and nothing
+      of the batch is stored.
+    - created_at: strictly increasing within the batch and after the thread's previous message, so time order
+      and seq order agree.
+    - user_id: when given, the thread must belong to that user (NotFound otherwise, as if it did not exist);
+      a thread created here gets it.
+    Appends touch the thread (updated_at, idle expiry) but never move a checkpoint head.
+    """
+    if not 1 <= len(messages) <= MAX_BATCH:
+        raise ValidationFailed(f"Send 1 to {MAX_BATCH} messages.", {"count": len(messages)})
+    incoming = [_fields(position, raw) for position, raw in enumerate(messages)]
+    given_ids = [m["message_id"] for m in incoming if m["message_id"] is not None]
+    if len(set(given_ids)) != len(given_ids):
+        repeated = sorted({i for i in given_ids if given_ids.count(i) > 1})
+        raise ValidationFailed("A message_id appears twice in the batch.", {"message_ids": repeated})
+
+    now = timezone.now()
+    defaults = None if user_id is None else {"user_id": user_id}
+    thread = thread_lock_or_create(workspace=workspace, thread_id=thread_id, now=now, defaults=defaults)
+    if user_id is not None and thread.user_id != user_id:
+        raise NotFound(f"Thread {thread_id!r} not found.")
+
+    stored = {m.message_id: m for m in Message.objects.filter(thread=thread, message_id__in=given_ids)}
+    conflicts = {
+        message_id: differing
+        for message_id, differing in (
+            (m["message_id"], _differing_fields(stored[m["message_id"]], m))
+            for m in incoming
+            if m["message_id"] in stored
+        )
+        if differing
+    }
+    if conflicts:
+        raise Conflict(
+            "A different message with this message_id already exists in the thread; nothing was stored.",
+            {"conflicts": [{"message_id": i, "differing_fields": d} for i, d in conflicts.items()]},
+        )
+
+    fresh = [m for m in incoming if m["message_id"] not in stored]
+    created = iter(_insert(thread, fresh, now) if fresh else [])
+    # `fresh` keeps batch order, so the new rows come back in the order they are needed here.
+    return [stored[m["message_id"]] if m["message_id"] in stored else next(created) for m in incoming]
+
+
+def _insert(thread: Thread, fresh: list[dict[str, Any]], now: datetime) -> list[Message]:
+    """Insert new messages with the thread's next seqs (the caller holds the thread lock)."""
+    previous = (
+        Message.objects.filter(thread=thread).order_by("-seq").values_list("created_at", flat=True).first()
+    )
+    # Another process's clock may be ahead of ours: never go back in time within a thread.
+    start = now if previous is None or previous < now else previous + timedelta(microseconds=1)
+    rows = [
+        Message(
+            thread=thread,
+            seq=thread.last_message_seq + offset + 1,
+            message_id=fields["message_id"] or new_id(),
+            role=fields["role"],
+            content=fields["content"],
+            content_blocks=fields["content_blocks"],
+            tool_calls=fields["tool_calls"],
+            tool_call_id=fields["tool_call_id"],
+            name=fields["name"],
+            usage=fields["usage"],
+            metadata=fields["metadata"],
+            search_text=message_search_text(fields["content"], fields["content_blocks"]),
+            size_bytes=message_size_bytes(fields),
+            created_at=start + timedelta(microseconds=offset),
+        )
+        for offset, fields in enumerate(fresh)
+    ]
+    Message.objects.bulk_create(rows)
+    thread.last_message_seq += len(rows)
+    Thread.objects.filter(pk=thread.pk).update(last_message_seq=thread.last_message_seq)
+    thread_touch(thread, now=now)
+    return rows
+
+
+@transaction.atomic
+def message_delete(*, message: Message, actor: Actor) -> None:
+    """Delete one message (its seq is not reused: later appends keep counting from the thread's last seq)."""
+    # of=self: lock the thread row only, not the joined workspace row.
+    thread = (
+        Thread.objects.select_for_update(of=("self",))
+        .select_related("workspace")
+        .filter(pk=message.thread_id)
+        .first()
+    )
+    deleted, _ = Message.objects.filter(pk=message.pk).delete()
+    if thread is None or not deleted:
+        raise NotFound(f"Message {message.message_id!r} not found.")
+    thread_touch(thread, now=timezone.now())
+    audit_record(
+        workspace=thread.workspace,
+        actor=actor,
+        action="message.delete",
+        target_type="message",
+        target_id=f"{thread.thread_id}/{message.message_id}",
+        details={"seq": message.seq},
+    )

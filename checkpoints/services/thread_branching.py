@@ -1,0 +1,254 @@
+"""Branching a thread: fork (a new thread from one checkpoint), copy (the whole thread), prune (drop
+checkpoints). Each locks the source thread first, so it sees one consistent thread: no message or checkpoint
+can land half-way through."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from django.db import models, transaction
+from django.db.models import OuterRef, Subquery
+from django.utils import timezone
+
+from checkpoints.exceptions import NotFound, ValidationFailed
+from checkpoints.ids import new_id
+from checkpoints.models import Checkpoint, Message, PendingWrite, Thread
+from checkpoints.services.audit import Actor, audit_record
+from checkpoints.services.checkpoint_reads import checkpoint_head, ensure_intact, ensure_readable
+from checkpoints.services.checkpoints import Payloads, checkpoint_compute_checksum, save_encoded
+from checkpoints.services.thread_rows import idle_expires_at, thread_insert, thread_lock
+from checkpoints.services.threads_base import thread_touch
+
+PRUNE_STRATEGIES = ("keep_latest", "delete")
+# Rows per INSERT when copying (checkpoint payloads can be large: keep batches modest).
+COPY_BATCH = 200
+
+
+def _inherited(source: Thread, now: datetime) -> dict[str, Any]:
+    """What a fork or copy takes from its source thread: owner, labels, summary scope and idle expiry."""
+    return {
+        "workspace": source.workspace,
+        "user_id": source.user_id,
+        "tags": list(source.tags),
+        "metadata": dict(source.metadata),
+        "scope": dict(source.scope),
+        "ttl_seconds": source.ttl_seconds,
+        "expires_at": idle_expires_at(source.ttl_seconds, now),
+        "created_at": now,
+        "updated_at": now,
+    }
+
+
+def _clone_rows(
+    queryset: models.QuerySet[Any], target: Thread, adjust: Callable[[Any, Any], None] | None = None
+) -> int:
+    """Insert a copy of every row of `queryset` into `target`, in primary-key (= creation) order, in batches
+    read by keyset so no cursor stays open on a table being inserted into. Every concrete field is copied
+    (new fields are copied too); `adjust(row, clone)` may check the row and edit its clone before insert."""
+    model = queryset.model
+    fields = [f.attname for f in model._meta.concrete_fields if not f.primary_key]
+    copied, last_pk = 0, 0
+    while batch := list(queryset.filter(pk__gt=last_pk).order_by("pk")[:COPY_BATCH]):
+        clones = []
+        for row in batch:
+            clone = model(**{name: getattr(row, name) for name in fields})
+            clone.thread = target
+            if adjust is not None:
+                adjust(row, clone)
+            clones.append(clone)
+        model.objects.bulk_create(clones)
+        copied, last_pk = copied + len(clones), batch[-1].pk
+    return copied
+
+
+def _rehasher(source: Thread) -> Callable[[Checkpoint, Checkpoint], None]:
+    """Re-hash each copied checkpoint for its new thread_id, after checking the original is intact (else
+    the copy would bless a tampered row with a fresh, valid checksum). Tombstones have no payload left to
+    hash: they keep the source's checksum."""
+
+    def rehash(original: Checkpoint, clone: Checkpoint) -> None:
+        if original.state is not None:
+            original.thread = source
+            ensure_intact(original)
+            clone.checksum = checkpoint_compute_checksum(clone)
+
+    return rehash
+
+
+@transaction.atomic
+def thread_fork(
+    *,
+    source: Thread,
+    actor: Actor,
+    checkpoint: Checkpoint | None = None,
+    namespace: str = "",
+    thread_id: str | None = None,
+    name: str | None = None,
+) -> Thread:
+    """Branch a new thread from a checkpoint of `source` (default: the head of `namespace`).
+
+    The new thread's head is a copy of the checkpoint (same checkpoint_id, namespace, created_at and
+    payloads; no parent; checksum recomputed for the new thread_id; the same remaining TTL and pin) with its
+    pending writes, and its messages are the source's messages up to the checkpoint's `message_seq` (same ids
+    and seqs; later appends continue from there). It inherits the source's user, tags, metadata, scope and
+    idle TTL; `name` defaults to the source's. The source is not changed. Audit: `checkpoint.fork`.
+    """
+    now = timezone.now()
+    source = thread_lock(source)
+    if checkpoint is None:
+        checkpoint = checkpoint_head(thread=source, namespace=namespace, now=now)
+        if checkpoint is None:
+            raise NotFound(
+                f"Thread {source.thread_id!r} has no checkpoint in namespace {namespace!r} to fork."
+            )
+    else:
+        checkpoint = Checkpoint.objects.filter(pk=checkpoint.pk, thread=source).first()
+        if checkpoint is None:
+            raise NotFound("The checkpoint is not in this thread.")
+        ensure_readable(checkpoint, now)
+    checkpoint.thread = source
+    # The copy gets a fresh checksum: refuse to launder a row altered since it was saved.
+    ensure_intact(checkpoint)
+    assert checkpoint.state is not None and checkpoint.context is not None and checkpoint.metadata is not None
+    target = thread_insert(
+        Thread(
+            **_inherited(source, now),
+            thread_id=thread_id or new_id(),
+            name=source.name if name is None else name,
+            forked_from=source,
+            forked_from_checkpoint_id=checkpoint.checkpoint_id,
+            forked_from_namespace=checkpoint.namespace,
+            last_message_seq=checkpoint.message_seq,
+        )
+    )
+    messages = _clone_rows(Message.objects.filter(thread=source, seq__lte=checkpoint.message_seq), target)
+    remaining = None
+    if checkpoint.expires_at is not None and not checkpoint.pinned:
+        # Whole seconds, rounded up: the copy never expires before the original.
+        remaining = max(1, math.ceil((checkpoint.expires_at - now).total_seconds()))
+    save_encoded(
+        workspace=source.workspace,
+        thread_id=target.thread_id,
+        namespace=checkpoint.namespace,
+        checkpoint_id=checkpoint.checkpoint_id,
+        parent_id=None,
+        agent_id=checkpoint.agent_id,
+        framework=checkpoint.framework,
+        schema_version=checkpoint.schema_version,
+        step_index=checkpoint.step_index,
+        step_name=checkpoint.step_name,
+        run_id=checkpoint.run_id,
+        payloads=Payloads(state=checkpoint.state, context=checkpoint.context, metadata=checkpoint.metadata),
+        ttl_seconds=remaining,
+        pinned=checkpoint.pinned,
+        created_at=checkpoint.created_at,
+        handoff_target=checkpoint.handoff_target,
+        handoff_from=checkpoint.handoff_from,
+    )
+    writes = _clone_rows(
+        PendingWrite.objects.filter(
+            thread=source, namespace=checkpoint.namespace, checkpoint_id=checkpoint.checkpoint_id
+        ),
+        target,
+    )
+    audit_record(
+        workspace=source.workspace,
+        actor=actor,
+        action="checkpoint.fork",
+        target_type="thread",
+        target_id=target.thread_id,
+        details={
+            "source_thread_id": source.thread_id,
+            "checkpoint_id": checkpoint.checkpoint_id,
+            "namespace": checkpoint.namespace,
+            "message_seq": checkpoint.message_seq,
+            "messages": messages,
+            "pending_writes": writes,
+        },
+    )
+    return target
+
+
+@transaction.atomic
+def thread_copy(*, source: Thread, thread_id: str, actor: Actor) -> Thread:
+    """Copy a whole thread to a new thread_id: every checkpoint in creation order with the same
+    checkpoint_ids, parents and namespaces (tombstones stay tombstones; live checkpoints are re-hashed for the
+    new thread_id), every pending write, every message (same ids, seqs and times), and the thread's own
+    fields. Conflict if `thread_id` exists; ChecksumMismatch (and nothing copied) if a source checkpoint was
+    altered since it was saved. The source is not changed. Audit: `thread.copy`."""
+    now = timezone.now()
+    source = thread_lock(source)
+    target = thread_insert(
+        Thread(
+            **_inherited(source, now),
+            thread_id=thread_id,
+            name=source.name,
+            pinned=source.pinned,
+            last_message_seq=source.last_message_seq,
+        )
+    )
+    counts = {
+        "checkpoints": _clone_rows(Checkpoint.objects.filter(thread=source), target, _rehasher(source)),
+        "pending_writes": _clone_rows(PendingWrite.objects.filter(thread=source), target),
+        "messages": _clone_rows(Message.objects.filter(thread=source), target),
+    }
+    audit_record(
+        workspace=source.workspace,
+        actor=actor,
+        action="thread.copy",
+        target_type="thread",
+        target_id=target.thread_id,
+        details={"source_thread_id": source.thread_id, **counts},
+    )
+    return target
+
+
+@transaction.atomic
+def thread_prune(*, thread: Thread, strategy: str, actor: Actor) -> int:
+    """Hard-delete checkpoints (with their pending writes) and return how many were deleted.
+
+    - keep_latest: keep only the newest readable checkpoint of each namespace (and its pending writes);
+      older ones, tombstones and expired ones go.
+    - delete: every checkpoint and every pending write of the thread.
+    Pins do not protect against a prune (it is an explicit request); messages are untouched.
+    Audit: `thread.prune` with the counts.
+    """
+    if strategy not in PRUNE_STRATEGIES:
+        raise ValidationFailed(
+            f"strategy must be one of {', '.join(PRUNE_STRATEGIES)}.", {"strategy": strategy}
+        )
+    now = timezone.now()
+    locked = thread_lock(thread)
+    checkpoints = Checkpoint.objects.filter(thread=locked)
+    writes = PendingWrite.objects.filter(thread=locked)
+    if strategy == "keep_latest":
+        newest = (
+            Checkpoint.objects.filter(thread=locked, namespace=OuterRef("namespace"))
+            .live(now)
+            .order_by("-id")
+        )
+        kept = list(
+            checkpoints.live(now)
+            .filter(pk=Subquery(newest.values("pk")[:1]))
+            .values_list("pk", "namespace", "checkpoint_id")
+        )
+        checkpoints = checkpoints.exclude(pk__in=[pk for pk, _, _ in kept])
+        for _, namespace, checkpoint_id in kept:
+            writes = writes.exclude(namespace=namespace, checkpoint_id=checkpoint_id)
+    pruned, _ = checkpoints.delete()
+    writes_deleted, _ = writes.delete()
+    # The head may be gone (delete) or have been a checkpoint that is now the only one: the cached head of
+    # every namespace must be read again.
+    thread_touch(locked, now=now, head_moved=True)
+    audit_record(
+        workspace=locked.workspace,
+        actor=actor,
+        action="thread.prune",
+        target_type="thread",
+        target_id=locked.thread_id,
+        details={"strategy": strategy, "checkpoints": pruned, "pending_writes": writes_deleted},
+    )
+    return pruned
