@@ -24,7 +24,7 @@ def thread_storage(*, thread: Thread) -> dict[str, Any]:
 
     def add(row: dict[str, Any]) -> None:
         empty = {"checkpoints": 0, "tombstones": 0, "pending_writes": 0, "state_bytes": 0, "writes_bytes": 0}
-        namespaces.setdefault(row["namespace"], empty).update(row)
+        namespaces.setdefault(row["namespace"], {"namespace": row["namespace"], **empty}).update(row)
 
     checkpoint_rows = (
         Checkpoint.objects.filter(thread=thread)
