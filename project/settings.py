@@ -213,6 +213,12 @@ SPECTACULAR_SETTINGS = {
 
 # --- Celery (SPEC section 3) ------------------------------------------------------------------------------
 CAIRN_DATA_DIR = Path(env.str("CAIRN_DATA_DIR", default=str(BASE_DIR / ".cairn")))
+CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=600)
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=540)
+# Redis re-delivers a message no worker acknowledged within this time (its worker was killed): longer than
+# the hard time limit and the longest retry countdown, so a running task is not handed out twice (and a
+# duplicate would do nothing anyway: the job claim is a conditional UPDATE).
+CAIRN_BROKER_VISIBILITY_TIMEOUT = env.int("CELERY_VISIBILITY_TIMEOUT", default=CELERY_TASK_TIME_LIMIT + 300)
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL or "filesystem://")
 if CELERY_BROKER_URL == "filesystem://":
     # Embedded mode: a broker that is a directory, so worker and beat need no server.
@@ -222,9 +228,17 @@ if CELERY_BROKER_URL == "filesystem://":
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
         "store_processed": False,
+        # Exchange tables (broadcasts, remote control); kombu's default is ./control in the working dir.
+        "control_folder": str(_broker_dir / "control"),
     }
 else:
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2, "socket_timeout": 5}
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "socket_connect_timeout": 2,
+        "socket_timeout": 5,
+        "visibility_timeout": CAIRN_BROKER_VISIBILITY_TIMEOUT,
+    }
+# One queue per deployment; tests name their own so parallel runs never consume each other's messages.
+CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_TASK_DEFAULT_QUEUE", default="celery")
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
@@ -232,8 +246,6 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=600)
-CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=540)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Publishing must fail fast when the broker is down: the API answers 503 instead of hanging.
 CELERY_TASK_PUBLISH_RETRY = False
@@ -253,8 +265,20 @@ CELERY_BEAT_SCHEDULE = {
         "task": "checkpoints.tasks.expire_idle_threads",
         "schedule": env.float("CAIRN_IDLE_EXPIRY_INTERVAL_SECONDS", default=3600.0),
     },
+    "job-reaper": {
+        "task": "checkpoints.tasks.reap_abandoned_jobs",
+        "schedule": env.float("CAIRN_JOB_REAP_INTERVAL_SECONDS", default=300.0),
+    },
 }
 CAIRN_SWEEP_BATCH_SIZE = env.int("CAIRN_SWEEP_BATCH_SIZE", default=1000)
+# A job "running" this long lost its worker and no redelivery took it over: the reaper marks it failed.
+# Longer than the hard time limit plus the broker's redelivery delay, so a redelivery gets its chance first.
+CAIRN_JOB_ABANDONED_AFTER_SECONDS = env.int(
+    "CAIRN_JOB_ABANDONED_AFTER_SECONDS",
+    default=CELERY_TASK_TIME_LIMIT + CAIRN_BROKER_VISIBILITY_TIMEOUT + 300,
+)
+# A job "queued" this long never reached a worker (message lost, no worker running): the reaper fails it.
+CAIRN_JOB_QUEUED_TIMEOUT_SECONDS = env.int("CAIRN_JOB_QUEUED_TIMEOUT_SECONDS", default=24 * 3600)
 
 # --- LLM providers (checkpoints/llm is the only code that talks to a model) -------------------------------
 CAIRN_LLM = {

@@ -6,6 +6,7 @@ from django.urls import path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from checkpoints.api.views import checkpoints as cp
+from checkpoints.api.views import jobs, retention
 from checkpoints.api.views import messages as msg
 from checkpoints.api.views import threads as th
 from checkpoints.api.views.state import ThreadStateView
@@ -57,4 +58,13 @@ urlpatterns += [
     path(f"{THREAD}messages/", msg.ThreadMessagesView.as_view(), name="thread-messages"),
     path(f"{THREAD}messages/<cid:message_id>/", msg.MessageDetailView.as_view(), name="message-detail"),
     path("messages/", msg.WorkspaceMessagesView.as_view(), name="messages"),
+]
+
+# Jobs and retention (issue 4).
+urlpatterns += [
+    path("jobs/", jobs.JobListView.as_view(), name="jobs"),
+    path("jobs/<uuid:job_id>/", jobs.JobDetailView.as_view(), name="job-detail"),
+    path("retention/", retention.RetentionPolicyView.as_view(), name="retention"),
+    path("retention/preview/", retention.RetentionPreviewView.as_view(), name="retention-preview"),
+    path("retention/sweep/", retention.RetentionSweepView.as_view(), name="retention-sweep"),
 ]

@@ -1,0 +1,98 @@
+"""Retention policy and preview shapes (SPEC section 5: `GET/PUT retention/`, `POST retention/preview/`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from rest_framework import serializers
+
+from checkpoints.api.fields import StrictIntegerField, StrictSerializer, TtlSecondsField
+
+_INT32_MAX = 2**31 - 1
+
+
+class RetentionPolicyUpdateSerializer(StrictSerializer):
+    """Body of `PUT retention/`: any of the policy fields; those left out keep their value.
+
+    Every value is a whole number > 0. null switches a rule off, except the tombstone retention: tombstones
+    are always purged eventually (send a large number to keep them long)."""
+
+    default_ttl_seconds = TtlSecondsField(
+        required=False, help_text="TTL given to checkpoints saved without one; null: no expiry."
+    )
+    keep_latest = StrictIntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=_INT32_MAX,
+        help_text="Keep the newest N checkpoints per thread+namespace (older: tombstones); null: all.",
+    )
+    thread_idle_ttl_seconds = TtlSecondsField(
+        required=False, help_text="Delete threads (not pinned) idle for this long; null: never."
+    )
+    tombstone_retention_seconds = StrictIntegerField(
+        required=False,
+        min_value=1,
+        max_value=settings.CAIRN_MAX_TTL_SECONDS,
+        help_text="Hard-delete tombstones this long after they expired.",
+    )
+    auto_summarize_every = StrictIntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=_INT32_MAX,
+        help_text="Summarise a thread into its medallion every N new messages; null: never.",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs:
+            raise serializers.ValidationError(f"Send at least one of: {', '.join(self.fields)}.")
+        return attrs
+
+
+class RetentionPolicySerializer(serializers.Serializer):
+    """The workspace's retention policy (null: the rule is off)."""
+
+    default_ttl_seconds = serializers.IntegerField(allow_null=True)
+    keep_latest = serializers.IntegerField(allow_null=True)
+    thread_idle_ttl_seconds = serializers.IntegerField(allow_null=True)
+    tombstone_retention_seconds = serializers.IntegerField()
+    auto_summarize_every = serializers.IntegerField(allow_null=True)
+
+
+class RetentionPreviewRequestSerializer(StrictSerializer):
+    """`POST retention/preview/` takes no parameters (an empty body or `{}`)."""
+
+
+class _CheckpointRef(serializers.Serializer):
+    thread_id = serializers.CharField()
+    namespace = serializers.CharField()
+    checkpoint_id = serializers.CharField()
+
+
+class _CheckpointRule(serializers.Serializer):
+    count = serializers.IntegerField()
+    sample = _CheckpointRef(many=True)
+
+
+class _ThreadRef(serializers.Serializer):
+    thread_id = serializers.CharField()
+
+
+class _ThreadRule(serializers.Serializer):
+    count = serializers.IntegerField()
+    sample = _ThreadRef(many=True)
+
+
+class RetentionPreviewSerializer(serializers.Serializer):
+    """What retention would do now: counts and a sample of ids per rule."""
+
+    as_of = serializers.DateTimeField()
+    policy = RetentionPolicySerializer()
+    expired = _CheckpointRule(help_text="Next sweep: checkpoints past their TTL that become tombstones.")
+    pruned = _CheckpointRule(help_text="Next sweep: checkpoints beyond keep_latest that become tombstones.")
+    purged = _CheckpointRule(help_text="Next tombstone purge: tombstones hard-deleted.")
+    idle_threads = _ThreadRule(
+        help_text="Next idle-thread expiry: threads deleted with everything under them."
+    )

@@ -1,0 +1,74 @@
+"""The workspace's retention policy (`GET/PUT retention/`), its dry run (`POST retention/preview/`) and
+"sweep now" as a tracked job (`POST retention/sweep/`)."""
+
+from __future__ import annotations
+
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from checkpoints.api.serializers.jobs import JobSerializer, job_representation
+from checkpoints.api.serializers.retention import (
+    RetentionPolicySerializer,
+    RetentionPolicyUpdateSerializer,
+    RetentionPreviewRequestSerializer,
+    RetentionPreviewSerializer,
+)
+from checkpoints.api.views.base import WorkspaceAPIView
+from checkpoints.models import ApiKey
+from checkpoints.services.retention import (
+    retention_policy,
+    retention_policy_update,
+    retention_preview,
+    retention_sweep_submit,
+)
+
+
+class RetentionPolicyView(WorkspaceAPIView):
+    # Shortening a TTL or keep_latest deletes data at the next sweep: only admin keys may change the policy.
+    required_scopes = {"PUT": ApiKey.Scope.ADMIN}
+
+    @extend_schema(summary="The workspace's retention policy", responses=RetentionPolicySerializer)
+    def get(self, request: Request) -> Response:
+        return Response(retention_policy(self.workspace))
+
+    @extend_schema(
+        summary="Change the retention policy (admin scope; fields left out keep their value)",
+        request=RetentionPolicyUpdateSerializer,
+        responses=RetentionPolicySerializer,
+    )
+    def put(self, request: Request) -> Response:
+        data = self.validated(RetentionPolicyUpdateSerializer)
+        workspace = retention_policy_update(workspace=self.workspace, actor=self.actor, **data)
+        return Response(retention_policy(workspace))
+
+
+class RetentionPreviewView(WorkspaceAPIView):
+    # A dry run changes nothing, so a read key may ask for it.
+    required_scopes = {"POST": ApiKey.Scope.READ}
+
+    @extend_schema(
+        summary="Dry run: what the next sweep, purge and idle-thread expiry would do (changes nothing)",
+        request=RetentionPreviewRequestSerializer,
+        responses=RetentionPreviewSerializer,
+    )
+    def post(self, request: Request) -> Response:
+        self.validated(RetentionPreviewRequestSerializer)
+        return Response(retention_preview(workspace=self.workspace))
+
+
+class RetentionSweepView(WorkspaceAPIView):
+    @extend_schema(
+        summary="Sweep the workspace now, as a job (202; poll the job for its counts)",
+        request=RetentionPreviewRequestSerializer,
+        responses={202: JobSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        self.validated(RetentionPreviewRequestSerializer)
+        job = retention_sweep_submit(workspace=self.workspace, actor=self.actor)
+        location = reverse("api:job-detail", kwargs={"job_id": job.job_id})
+        return Response(
+            job_representation(job), status=status.HTTP_202_ACCEPTED, headers={"Location": location}
+        )

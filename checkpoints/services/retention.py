@@ -1,0 +1,381 @@
+"""Retention: the sweep (TTL expiry and keep-latest-N become tombstones), tombstone purge, idle-thread
+expiry, the dry-run preview, the workspace policy and "sweep now" as a tracked job.
+
+Concurrency: every write under a thread locks the thread row first (`thread_lock_or_create`), so the sweeps
+lock threads too, with `SELECT ... FOR UPDATE SKIP LOCKED` on PostgreSQL: two sweeps (or a sweep and a writer)
+never wait for each other or touch the same thread at once, and each re-checks its rows under the lock, so
+nothing is counted twice. SQLite serialises writers with its database lock (IMMEDIATE transactions).
+Work is done in batches, each in its own short transaction, so a long sweep never blocks writers for long.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q, QuerySet, Window
+from django.db.models.functions import RowNumber
+from django.utils import timezone
+
+from checkpoints.exceptions import ValidationFailed
+from checkpoints.integrity import format_timestamp
+from checkpoints.models import Checkpoint, Job, Message, PendingWrite, Thread, Workspace
+from checkpoints.services.audit import Actor, audit_record
+from checkpoints.services.checkpoints import checkpoints_tombstone
+from checkpoints.services.jobs import job_actor, job_submit
+
+logger = logging.getLogger(__name__)
+
+SAMPLE_SIZE = 20
+POLICY_FIELDS = (
+    "default_ttl_seconds",
+    "keep_latest",
+    "thread_idle_ttl_seconds",
+    "tombstone_retention_seconds",
+    "auto_summarize_every",
+)
+_SYSTEM = Actor.system("retention")
+
+Tally = defaultdict[int, dict[str, int]]
+
+
+def _new_tally() -> Tally:
+    return defaultdict(lambda: {"expired": 0, "pruned": 0})
+
+
+# --- what each rule selects (shared by the sweep and the preview, so the preview is exact) ------------------
+
+
+def expired_checkpoints(*, now: datetime, workspace: Workspace | None = None) -> QuerySet[Checkpoint]:
+    """Rule 1 (TTL): checkpoints whose expiry has passed and that still carry a payload."""
+    queryset = Checkpoint.objects.due_for_tombstone(now)
+    return queryset.filter(workspace=workspace) if workspace is not None else queryset
+
+
+def excess_checkpoints(
+    *, workspace: Workspace, now: datetime, thread_pks: Iterable[int] | None = None
+) -> QuerySet[Checkpoint]:
+    """Rule 2 (keep-latest-N): live checkpoints older than the newest N of their thread+namespace.
+
+    Pinned checkpoints count among the newest N (the ranking covers every live row) but are never selected.
+    """
+    if workspace.keep_latest is None:
+        return Checkpoint.objects.none()
+    live = _in_threads(Checkpoint.objects.filter(workspace=workspace).live(now), thread_pks)
+    ranked = live.annotate(
+        rank=Window(RowNumber(), partition_by=[F("thread_id"), F("namespace")], order_by=F("id").desc())
+    )
+    # The pinned test stays outside the ranked subquery: inside, it would drop pinned rows from the ranking.
+    return Checkpoint.objects.filter(
+        pk__in=ranked.filter(rank__gt=workspace.keep_latest).values("pk")
+    ).filter(pinned=False)
+
+
+def purgeable_tombstones(
+    *, workspace: Workspace, now: datetime, after_sweep: bool = False
+) -> QuerySet[Checkpoint]:
+    """Tombstones kept for the workspace's tombstone retention (or longer).
+
+    `after_sweep` adds the expired checkpoints the next sweep turns into such tombstones (a tombstone's
+    expired_at is when it really expired, so a long-expired checkpoint is purgeable as soon as it is swept).
+    """
+    cutoff = now - timedelta(seconds=workspace.tombstone_retention_seconds)
+    kept_long = Q(expired_at__lte=cutoff)
+    if after_sweep:
+        kept_long |= Q(expired_at__isnull=True, pinned=False, expires_at__lte=cutoff)
+    return Checkpoint.objects.filter(workspace=workspace).filter(kept_long)
+
+
+def idle_threads(*, now: datetime, workspace: Workspace | None = None) -> QuerySet[Thread]:
+    """Threads (not pinned) past their own idle expiry (`expires_at`) or the workspace's idle TTL."""
+    idle = Q(expires_at__lte=now)
+    policies = Workspace.objects.filter(thread_idle_ttl_seconds__isnull=False)
+    if workspace is not None:
+        policies = policies.filter(pk=workspace.pk)
+    for workspace_pk, ttl in policies.values_list("pk", "thread_idle_ttl_seconds"):
+        if ttl:
+            idle |= Q(workspace_id=workspace_pk, updated_at__lte=now - timedelta(seconds=ttl))
+    queryset = Thread.objects.filter(pinned=False).filter(idle)
+    return queryset.filter(workspace=workspace) if workspace is not None else queryset
+
+
+# --- the sweep ----------------------------------------------------------------------------------------------
+
+
+def _lock_threads(thread_pks: Iterable[int]) -> set[int]:
+    """Lock these thread rows for the transaction, skipping any another transaction holds (PostgreSQL);
+    returns the ones locked. On SQLite the IMMEDIATE transaction already excludes every other writer."""
+    locked = Thread.objects.select_for_update(skip_locked=True).filter(pk__in=sorted(set(thread_pks)))
+    return set(locked.values_list("pk", flat=True))
+
+
+def _in_threads(queryset: QuerySet[Checkpoint], thread_pks: Iterable[int] | None) -> QuerySet[Checkpoint]:
+    return queryset if thread_pks is None else queryset.filter(thread_id__in=list(thread_pks))
+
+
+def _tombstone_in_batches(select: Any, *, now: datetime, batch_size: int, rule: str, tally: Tally) -> None:
+    """Tombstone what `select(thread_pks)` returns, batch by batch, each batch in its own transaction.
+
+    `select(None)` proposes candidates; after their threads are locked, `select(locked)` re-checks them,
+    because a writer may have pinned, extended or expired a row between the two reads. Threads locked by
+    someone else are skipped for the rest of this run: their holder (typically a concurrent sweep) handles
+    those rows, or the next sweep does.
+    """
+    skipped: set[int] = set()
+    while True:
+        with transaction.atomic():
+            proposed = select(None).exclude(thread_id__in=skipped) if skipped else select(None)
+            candidates = list(proposed.order_by("pk").values_list("pk", "thread_id")[:batch_size])
+            if not candidates:
+                return
+            locked = _lock_threads(thread for _, thread in candidates)
+            skipped |= {thread for _, thread in candidates} - locked
+            candidate_pks = [pk for pk, thread in candidates if thread in locked]
+            rows = list(select(locked).filter(pk__in=candidate_pks).values_list("pk", "workspace_id"))
+            checkpoints_tombstone(pks=[pk for pk, _ in rows], now=now)
+            for _, workspace_pk in rows:
+                tally[workspace_pk][rule] += 1
+        if len(candidates) < batch_size:
+            return
+
+
+def retention_sweep(
+    *,
+    now: datetime | None = None,
+    workspace: Workspace | None = None,
+    batch_size: int | None = None,
+    actor: Actor | None = None,
+) -> dict[str, int]:
+    """Apply the retention rules that turn checkpoints into tombstones, in every workspace (or one).
+
+    1. TTL: checkpoints whose `expires_at` has passed (`expires_at <= now`, never pinned ones).
+    2. keep-latest-N (workspaces with `keep_latest`): live checkpoints beyond the newest N of each
+       thread+namespace; pinned ones are never touched.
+    A tombstone keeps ids, parent, checksum, created_at and expired_at; state, context, metadata and the
+    pending writes are deleted. Idempotent (a second sweep finds nothing) and safe to run concurrently.
+    Writes one `retention.sweep` audit event per workspace touched, with its counts; if the sweep is
+    interrupted (time limit, lost database) the batches already committed are still audited.
+    Returns `{"expired", "pruned", "workspaces"}`.
+    """
+    now = now or timezone.now()
+    batch_size = batch_size or settings.CAIRN_SWEEP_BATCH_SIZE
+    tally = _new_tally()
+    complete = False
+    try:
+        _tombstone_in_batches(
+            lambda threads: _in_threads(expired_checkpoints(now=now, workspace=workspace), threads),
+            now=now,
+            batch_size=batch_size,
+            rule="expired",
+            tally=tally,
+        )
+        policies = Workspace.objects.filter(keep_latest__isnull=False).order_by("pk")
+        if workspace is not None:
+            policies = policies.filter(pk=workspace.pk)
+        for policy in policies:
+            _tombstone_in_batches(
+                lambda threads, policy=policy: excess_checkpoints(
+                    workspace=policy, now=now, thread_pks=threads
+                ),
+                now=now,
+                batch_size=batch_size,
+                rule="pruned",
+                tally=tally,
+            )
+        complete = True
+    finally:
+        _audit_sweep(tally, actor=actor or _SYSTEM, now=now, complete=complete)
+    return {
+        "expired": sum(counts["expired"] for counts in tally.values()),
+        "pruned": sum(counts["pruned"] for counts in tally.values()),
+        "workspaces": len(tally),
+    }
+
+
+def _audit_sweep(tally: Tally, *, actor: Actor, now: datetime, complete: bool) -> None:
+    with transaction.atomic():
+        for workspace in Workspace.objects.filter(pk__in=list(tally)).order_by("pk"):
+            counts = tally[workspace.pk]
+            audit_record(
+                workspace=workspace,
+                actor=actor,
+                action="retention.sweep",
+                target_type="workspace",
+                target_id=workspace.slug,
+                details={**counts, "as_of": format_timestamp(now), "complete": complete},
+            )
+
+
+# --- tombstone purge and idle threads -----------------------------------------------------------------------
+
+
+def tombstones_purge(*, now: datetime | None = None, batch_size: int | None = None) -> int:
+    """Hard-delete tombstones kept longer than their workspace's `tombstone_retention_seconds`.
+
+    Batched; one `retention.purge` audit event per workspace with its count. Tombstones are never written
+    again, so no thread lock is needed, and two purges racing delete each row once.
+    """
+    now = now or timezone.now()
+    batch_size = batch_size or settings.CAIRN_SWEEP_BATCH_SIZE
+    total = 0
+    for workspace in Workspace.objects.order_by("pk").iterator():
+        purged = 0
+        try:
+            while True:
+                pks = list(
+                    purgeable_tombstones(workspace=workspace, now=now).values_list("pk", flat=True)[
+                        :batch_size
+                    ]
+                )
+                if not pks:
+                    break
+                deleted, _ = Checkpoint.objects.filter(pk__in=pks, expired_at__isnull=False).delete()
+                purged += deleted
+                if len(pks) < batch_size:
+                    break
+        finally:
+            if purged:
+                audit_record(
+                    workspace=workspace,
+                    actor=_SYSTEM,
+                    action="retention.purge",
+                    target_type="workspace",
+                    target_id=workspace.slug,
+                    details={"purged": purged, "as_of": format_timestamp(now)},
+                )
+        total += purged
+    return total
+
+
+def threads_expire_idle(*, now: datetime | None = None) -> int:
+    """Delete whole threads (not pinned) whose idle expiry has passed, with everything under them.
+
+    Each thread is re-checked under its row lock (a write may have just touched it) and deleted in its own
+    transaction with a `thread.expire` audit event. Returns how many threads were deleted.
+    """
+    now = now or timezone.now()
+    deleted = 0
+    for thread_pk in list(idle_threads(now=now).order_by("pk").values_list("pk", flat=True)):
+        with transaction.atomic():
+            thread = (
+                idle_threads(now=now)
+                .select_for_update(skip_locked=True)
+                .select_related("workspace")
+                .filter(pk=thread_pk)
+                .first()
+            )
+            if thread is None:
+                continue  # touched, pinned, deleted or locked meanwhile: not idle (any more), or not ours
+            details: dict[str, Any] = {
+                "thread_id": thread.thread_id,
+                "updated_at": format_timestamp(thread.updated_at),
+                "expires_at": format_timestamp(thread.expires_at) if thread.expires_at else None,
+                "idle_ttl_seconds": thread.ttl_seconds or thread.workspace.thread_idle_ttl_seconds,
+            }
+            # Everything under the thread cascades in this one call (bulk deletes, no signals).
+            _, deleted_rows = Thread.objects.filter(pk=thread.pk).delete()
+            details.update(
+                {
+                    "checkpoints": deleted_rows.get(Checkpoint._meta.label, 0),
+                    "pending_writes": deleted_rows.get(PendingWrite._meta.label, 0),
+                    "messages": deleted_rows.get(Message._meta.label, 0),
+                }
+            )
+            audit_record(
+                workspace=thread.workspace,
+                actor=_SYSTEM,
+                action="thread.expire",
+                target_type="thread",
+                target_id=thread.thread_id,
+                details=details,
+            )
+            deleted += 1
+    return deleted
+
+
+# --- preview, policy, sweep-now -----------------------------------------------------------------------------
+
+
+def _checkpoint_sample(queryset: QuerySet[Checkpoint]) -> dict[str, Any]:
+    rows = queryset.order_by("pk").values_list("thread__thread_id", "namespace", "checkpoint_id")[
+        :SAMPLE_SIZE
+    ]
+    return {
+        "count": queryset.count(),
+        "sample": [{"thread_id": t, "namespace": n, "checkpoint_id": c} for t, n, c in rows],
+    }
+
+
+def retention_preview(*, workspace: Workspace, now: datetime | None = None) -> dict[str, Any]:
+    """What retention would do in this workspace now, changing nothing: counts and up to SAMPLE_SIZE ids
+    per rule, each from the same query as the job it previews. `expired` and `pruned`: the next sweep;
+    `purged`: the next tombstone purge, after that sweep (it includes expired checkpoints old enough to be
+    purged as soon as they are tombstones); `idle_threads`: the next idle-thread expiry."""
+    now = now or timezone.now()
+    idle = idle_threads(now=now, workspace=workspace)
+    return {
+        "as_of": format_timestamp(now),
+        "policy": retention_policy(workspace),
+        "expired": _checkpoint_sample(expired_checkpoints(now=now, workspace=workspace)),
+        "pruned": _checkpoint_sample(excess_checkpoints(workspace=workspace, now=now)),
+        "purged": _checkpoint_sample(purgeable_tombstones(workspace=workspace, now=now, after_sweep=True)),
+        "idle_threads": {
+            "count": idle.count(),
+            "sample": [
+                {"thread_id": t}
+                for t in idle.order_by("pk").values_list("thread_id", flat=True)[:SAMPLE_SIZE]
+            ],
+        },
+    }
+
+
+def retention_policy(workspace: Workspace) -> dict[str, int | None]:
+    """The workspace's retention policy as a plain dict."""
+    return {name: getattr(workspace, name) for name in POLICY_FIELDS}
+
+
+@transaction.atomic
+def retention_policy_update(*, workspace: Workspace, actor: Actor, **changes: int | None) -> Workspace:
+    """Change some of the policy fields (values > 0, or None for "no such rule" where allowed); audited
+    as `retention.policy` with the old and new values. The next sweep applies the new policy."""
+    unknown = sorted(set(changes) - set(POLICY_FIELDS))
+    if unknown:
+        raise ValidationFailed(f"Not retention policy fields: {', '.join(unknown)}.", {"fields": unknown})
+    locked = Workspace.objects.select_for_update().get(pk=workspace.pk)
+    before = retention_policy(locked)
+    for name, value in changes.items():
+        setattr(locked, name, value)
+    locked.save(update_fields=list(changes))
+    after = retention_policy(locked)
+    if before != after:
+        audit_record(
+            workspace=locked,
+            actor=actor,
+            action="retention.policy",
+            target_type="workspace",
+            target_id=locked.slug,
+            details={"before": before, "after": after},
+        )
+    for name in POLICY_FIELDS:
+        setattr(workspace, name, getattr(locked, name))
+    return locked
+
+
+@transaction.atomic
+def retention_sweep_submit(*, workspace: Workspace, actor: Actor) -> Job:
+    """ "Sweep now" for one workspace, as a tracked job (queued now, run by a worker after commit)."""
+    from checkpoints import tasks  # tasks import the services: import here to keep the graph acyclic
+
+    return job_submit(
+        workspace=workspace, kind=Job.Kind.SWEEP, params={}, task=tasks.run_sweep_job, actor=actor
+    )
+
+
+def retention_sweep_for_job(job: Job) -> dict[str, Any]:
+    """The handler of a sweep job: sweep the job's workspace in the name of whoever asked."""
+    return retention_sweep(workspace=job.workspace, actor=job_actor(job))

@@ -1,0 +1,106 @@
+"""Celery tasks: thin on purpose. Each takes a Job primary key (or nothing, for beat tasks) and calls one
+service; the services hold every rule.
+
+All tasks:
+- are idempotent by construction: job tasks claim their Job with a conditional UPDATE (`job_claim`), so a
+  message delivered twice does its work once; the beat tasks select only what is still to do;
+- acknowledge late (`acks_late`): a worker killed mid-task leaves the message to be delivered again;
+- retry only the named transient errors (`TRANSIENT_ERRORS`: database or network briefly unreachable),
+  at most MAX_RETRIES times, with exponential backoff and full jitter;
+- run under the soft/hard time limits of settings (CELERY_TASK_SOFT_TIME_LIMIT / CELERY_TASK_TIME_LIMIT);
+- treat a missing row as a no-op, and take and return JSON only.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from celery import Task, shared_task
+from celery.exceptions import TimeLimitExceeded
+
+from checkpoints.services.jobs import TRANSIENT_ERRORS, job_execute, job_fail_unfinished, jobs_reap_abandoned
+from checkpoints.services.medallion_summaries import medallion_summarize_thread
+from checkpoints.services.medallions import medallion_checkpoint
+from checkpoints.services.retention import (
+    retention_sweep,
+    retention_sweep_for_job,
+    threads_expire_idle,
+    tombstones_purge,
+)
+
+logger = logging.getLogger(__name__)
+
+MAX_RETRIES = 5
+
+RETRY_POLICY: dict[str, Any] = {
+    "acks_late": True,
+    "autoretry_for": TRANSIENT_ERRORS,
+    "max_retries": MAX_RETRIES,
+    "retry_backoff": True,
+    "retry_backoff_max": 300,
+    "retry_jitter": True,
+}
+
+
+class JobTask(Task):
+    """Base of tasks that run a Job. When the task itself dies outside `job_execute` (the hard time limit
+    kills it, or its retries run out before a claim), the job is failed with the reason instead of being left
+    queued or running."""
+
+    def on_failure(self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
+        job_pk = args[0] if args else kwargs.get("job_pk")
+        if isinstance(job_pk, int):
+            if isinstance(exc, TimeLimitExceeded):
+                reason = f"killed at the hard time limit ({exc.args[0] if exc.args else '?'} s)"
+            else:
+                reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            if job_fail_unfinished(job_pk=job_pk, error=f"The task failed: {reason}"):
+                logger.warning("job pk=%s failed by its task's failure: %s", job_pk, reason)
+
+
+def is_last_attempt(task: Task) -> bool:
+    """True on the delivery after which no retry will come (transient errors must then fail the job)."""
+    return task.request.retries >= (task.max_retries or 0)
+
+
+@shared_task(**RETRY_POLICY)
+def sweep_expired_checkpoints() -> dict[str, int]:
+    """Beat, every minute: expired and beyond-keep-latest checkpoints become tombstones, all workspaces."""
+    return retention_sweep()
+
+
+@shared_task(**RETRY_POLICY)
+def purge_tombstones() -> int:
+    """Beat, hourly: hard-delete tombstones older than their workspace's tombstone retention."""
+    return tombstones_purge()
+
+
+@shared_task(**RETRY_POLICY)
+def expire_idle_threads() -> int:
+    """Beat, hourly: delete threads whose idle expiry has passed."""
+    return threads_expire_idle()
+
+
+@shared_task(**RETRY_POLICY)
+def reap_abandoned_jobs() -> dict[str, int]:
+    """Beat, every 5 minutes: fail jobs whose worker died and that no redelivery took over."""
+    return jobs_reap_abandoned()
+
+
+@shared_task(bind=True, base=JobTask, **RETRY_POLICY)
+def run_sweep_job(self: Task, job_pk: int) -> None:
+    """A "sweep now" job: the retention sweep of the job's workspace."""
+    job_execute(job_pk, retention_sweep_for_job, retryable=not is_last_attempt(self))
+
+
+@shared_task(bind=True, base=JobTask, **RETRY_POLICY)
+def medallion_checkpoint_job(self: Task, job_pk: int) -> None:
+    """`checkpoint_session` as a job: create or update the medallion of the job's exact scope."""
+    job_execute(job_pk, medallion_checkpoint, retryable=not is_last_attempt(self))
+
+
+@shared_task(bind=True, base=JobTask, **RETRY_POLICY)
+def summarize_thread_job(self: Task, job_pk: int) -> None:
+    """Fold a thread's new messages into the medallion of the thread's scope."""
+    job_execute(job_pk, medallion_summarize_thread, retryable=not is_last_attempt(self))
