@@ -288,6 +288,8 @@ CAIRN_LLM = {
     "MODEL": env.str("CAIRN_LLM_MODEL", default="gpt-4o-mini"),
     "TIMEOUT_SECONDS": env.float("CAIRN_LLM_TIMEOUT_SECONDS", default=60.0),
     "MAX_ATTEMPTS": env.int("CAIRN_LLM_MAX_ATTEMPTS", default=3),
+    # First retry delay after a timeout/429/5xx; doubles per attempt (with jitter), capped at 30 s.
+    "BACKOFF_SECONDS": env.float("CAIRN_LLM_BACKOFF_SECONDS", default=1.0),
 }
 
 # --- Logging ----------------------------------------------------------------------------------------------

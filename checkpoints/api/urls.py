@@ -7,6 +7,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from checkpoints.api.views import checkpoints as cp
 from checkpoints.api.views import jobs, retention
+from checkpoints.api.views import langgraph as lg
 from checkpoints.api.views import messages as msg
 from checkpoints.api.views import threads as th
 from checkpoints.api.views.state import ThreadStateView
@@ -67,4 +68,15 @@ urlpatterns += [
     path("retention/", retention.RetentionPolicyView.as_view(), name="retention"),
     path("retention/preview/", retention.RetentionPreviewView.as_view(), name="retention-preview"),
     path("retention/sweep/", retention.RetentionSweepView.as_view(), name="retention-sweep"),
+]
+
+# LangGraph saver support for the SDK (issue 7; see checkpoints.services.langgraph).
+urlpatterns += [
+    path("langgraph/checkpoints/", lg.LangGraphCheckpointsView.as_view(), name="langgraph-checkpoints"),
+    path(
+        "langgraph/threads/<cid:thread_id>/checkpoints/",
+        lg.LangGraphCheckpointSaveView.as_view(),
+        name="langgraph-checkpoint-save",
+    ),
+    path("langgraph/runs/delete/", lg.LangGraphRunsDeleteView.as_view(), name="langgraph-runs-delete"),
 ]

@@ -35,6 +35,10 @@ class MedallionQuerySet(models.QuerySet["Medallion"]):
     def newest_first(self) -> MedallionQuerySet:
         return self.order_by("-updated_at", "-id")
 
+    def for_api(self) -> MedallionQuerySet:
+        """With the source thread's public id (a join, not a query per row)."""
+        return self.annotate(source_thread_public_id=F("source_thread__thread_id"))
+
 
 class Medallion(models.Model):
     """The current version of a medallion (schema medallion.v1); every version is a MedallionRevision."""
@@ -91,6 +95,19 @@ class Medallion(models.Model):
 
     def __str__(self) -> str:
         return str(self.medallion_id)
+
+    @property
+    def source_thread_public_id(self) -> str | None:
+        """The source thread's thread_id: annotated by `for_api()`, else read through the relation."""
+        if "source_thread_public_id" in self.__dict__:
+            return self.__dict__["source_thread_public_id"]
+        thread = self.source_thread if self.source_thread_id else None
+        return thread.thread_id if thread is not None else None
+
+    @source_thread_public_id.setter
+    def source_thread_public_id(self, value: str | None) -> None:
+        # QuerySet.annotate() sets the attribute on each row; keep it where the getter looks.
+        self.__dict__["source_thread_public_id"] = value
 
 
 class MedallionRevision(models.Model):

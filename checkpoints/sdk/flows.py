@@ -151,7 +151,7 @@ def checkpoint_save(
         except ValidationError as exc:
             # Without If-Match (no head known) a head created meanwhile becomes the parent on the server,
             # and the record no longer hashes to the checksum sent: re-read the head and try again.
-            if head is None and "checksum" in exc.details:
+            if head is None and _checksum_refused(exc):
                 memory.forget_head(thread_id, namespace)
                 continue
             raise
@@ -160,7 +160,13 @@ def checkpoint_save(
     raise Conflict(
         f"the head of {thread_id!r} kept moving; gave up after {MAX_HEAD_ATTEMPTS} attempts",
         details={"thread_id": thread_id, "namespace": namespace},
+        status=0,
     )
+
+
+def _checksum_refused(exc: ValidationError) -> bool:
+    fields = exc.details.get("fields")
+    return "checksum" in exc.details or (isinstance(fields, dict) and "checksum" in fields)
 
 
 def _fetch_head(thread_id: str, namespace: str) -> Generator[Call[Any], Any, Checkpoint | None]:

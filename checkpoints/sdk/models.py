@@ -149,12 +149,15 @@ class Checkpoint:
         try:
             computed = record_checksum(self.record())
         except CanonicalEncodingError as exc:
-            raise ChecksumMismatch(f"checkpoint {self.checkpoint_id!r} cannot be re-hashed: {exc}") from exc
+            raise ChecksumMismatch(
+                f"checkpoint {self.checkpoint_id!r} cannot be re-hashed: {exc}", status=0
+            ) from exc
         if computed != self.checksum:
             raise ChecksumMismatch(
                 f"checkpoint {self.checkpoint_id!r} does not match its checksum: it was altered after it "
                 "was saved, or in transit",
                 details={"checkpoint_id": self.checkpoint_id, "stored": self.checksum, "computed": computed},
+                status=0,
             )
         self.verified = True
         return self
@@ -198,6 +201,7 @@ class Thread:
     ttl_seconds: int | None = None
     expires_at: datetime | None = None
     pinned: bool = False
+    forked_from: dict[str, Any] | None = None
     created_at: datetime | None = None
     updated_at: datetime | None = None
     message_count: int | None = None
@@ -218,6 +222,7 @@ class Thread:
             ttl_seconds=data.get("ttl_seconds"),
             expires_at=_ts(data.get("expires_at")),
             pinned=bool(data.get("pinned", False)),
+            forked_from=data.get("forked_from"),
             created_at=_ts(data.get("created_at")),
             updated_at=_ts(data.get("updated_at")),
             message_count=data.get("message_count"),

@@ -21,6 +21,7 @@ from checkpoints.integrity import canonical_json
 from checkpoints.models import Message, Thread, Workspace
 from checkpoints.models.thread import CLIENT_ID_PATTERN
 from checkpoints.services.audit import Actor, audit_record
+from checkpoints.services.medallion_summaries import medallion_maybe_autosummarize
 from checkpoints.services.search import message_search_text
 from checkpoints.services.threads_base import thread_lock_or_create, thread_touch
 
@@ -139,6 +140,8 @@ def messages_append(
 
     fresh = [m for m in incoming if m["message_id"] not in stored]
     created = iter(_insert(thread, fresh, now) if fresh else [])
+    if fresh:  # the workspace may ask for a medallion summary every N messages: checked once committed
+        transaction.on_commit(lambda: medallion_maybe_autosummarize(thread=thread), robust=True)
     # `fresh` keeps batch order, so the new rows come back in the order they are needed here.
     return [stored[m["message_id"]] if m["message_id"] in stored else next(created) for m in incoming]
 

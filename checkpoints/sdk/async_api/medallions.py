@@ -89,6 +89,10 @@ class AsyncMedallionMethods(AsyncBase):
         """Exactly what the next retention sweep would do."""
         return await self.send(md.retention_preview())
 
+    async def retention_sweep(self) -> Job:
+        """Sweep the workspace now (a job; poll it with job_wait)."""
+        return await self.send(md.retention_sweep())
+
     async def schema(self) -> dict[str, Any]:
         """The OpenAPI 3 document."""
         return await self.send(md.schema())

@@ -181,6 +181,11 @@ def retention_preview() -> Call[dict[str, Any]]:
     return Call("POST", "retention/preview/", parse_json, body={}, idempotent=True)
 
 
+def retention_sweep() -> Call[Job]:
+    """Sweep the workspace now, as a job (not idempotent: each call queues a job)."""
+    return Call("POST", "retention/sweep/", lambda r: Job.from_dict(_job_body(r.body)), body={})
+
+
 def schema() -> Call[dict[str, Any]]:
     return Call("GET", "schema/", parse_json, params=params(format="json"), idempotent=True)
 

@@ -27,7 +27,10 @@ from __future__ import annotations
 
 import random
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, cast
 
@@ -73,6 +76,41 @@ def _short(value: Any) -> str | None:
     return value if isinstance(value, str) and 0 < len(value) <= 255 and "\x00" not in value else None
 
 
+@dataclass(frozen=True)
+class _Stored:
+    values: dict[str, Any]
+    versions: dict[str, Any]
+
+    def holds(self, channel: str, version: Any) -> bool:
+        return channel in self.values and version is not None and self.versions.get(channel) == version
+
+
+class StoredChannels:
+    """The stored (encoded) channel values of the checkpoints this saver recently saved or loaded.
+
+    A put names its unchanged channels for the server to copy from the parent; using the parent's stored form
+    for them here makes the checksum match what the server composes. A miss only costs a fallback save
+    of every value.
+    """
+
+    def __init__(self, capacity: int = 64) -> None:
+        self._capacity = capacity
+        self._entries: OrderedDict[tuple[str, str, str], _Stored] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def put(self, thread_id: str, namespace: str, checkpoint_id: str, state: dict[str, Any]) -> None:
+        entry = _Stored(dict(state["channel_values"]), dict(state.get("channel_versions") or {}))
+        with self._lock:
+            self._entries[(thread_id, namespace, checkpoint_id)] = entry
+            self._entries.move_to_end((thread_id, namespace, checkpoint_id))
+            while len(self._entries) > self._capacity:
+                self._entries.popitem(last=False)
+
+    def get(self, thread_id: str, namespace: str, checkpoint_id: str) -> _Stored | None:
+        with self._lock:
+            return self._entries.get((thread_id, namespace, checkpoint_id))
+
+
 class CairnSaver(BaseCheckpointSaver[str]):
     """LangGraph checkpointer backed by a Cairn server (sync and async methods)."""
 
@@ -96,6 +134,7 @@ class CairnSaver(BaseCheckpointSaver[str]):
         self.agent_id = agent_id
         self.ttl_seconds = ttl_seconds
         self.page_size = max(1, min(page_size, MAX_PAGE))
+        self._stored = StoredChannels()
 
     @classmethod
     def from_env(cls, **options: Any) -> CairnSaver:
@@ -137,7 +176,11 @@ class CairnSaver(BaseCheckpointSaver[str]):
         return ValueCodec(self.serde, allow_nul=False)
 
     def _draft(
-        self, config: RunnableConfig, checkpoint: LGCheckpoint, metadata: CheckpointMetadata
+        self,
+        config: RunnableConfig,
+        checkpoint: LGCheckpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
     ) -> CheckpointDraft:
         values = self.values
         state: dict[str, Any] = {
@@ -145,14 +188,27 @@ class CairnSaver(BaseCheckpointSaver[str]):
             for key, value in checkpoint.items()
             if key not in ("id", "channel_values")
         }
-        state["channel_values"] = {name: values.encode(v) for name, v in checkpoint["channel_values"].items()}
+        namespace = config["configurable"].get("checkpoint_ns", "")
+        parent_id = config["configurable"].get("checkpoint_id") or None
+        base = self._stored.get(_thread_id(config), namespace, parent_id) if parent_id else None
+        versions = checkpoint["channel_versions"]
+        encoded = {}
+        for name, value in checkpoint["channel_values"].items():
+            if base is not None and name not in new_versions and base.holds(name, versions.get(name)):
+                # The parent's stored form: exactly what the server will copy when it inherits the value,
+                # so the checksum computed here matches (re-encoding a restored value may not be
+                # byte-identical: a datetime's tzinfo, a tuple that came back as a list).
+                encoded[name] = base.values[name]
+            else:
+                encoded[name] = values.encode(value)
+        state["channel_values"] = encoded
         merged = cast(dict[str, Any], get_checkpoint_metadata(config, metadata))
         step = merged.get("step")
         return CheckpointDraft.build(
             thread_id=_thread_id(config),
-            namespace=config["configurable"].get("checkpoint_ns", ""),
+            namespace=namespace,
             checkpoint_id=checkpoint["id"],
-            parent_id=config["configurable"].get("checkpoint_id") or None,
+            parent_id=parent_id,
             agent_id=self.agent_id,
             framework="langgraph",
             schema_version=f"langgraph.v{checkpoint.get('v', 1)}",
@@ -171,6 +227,7 @@ class CairnSaver(BaseCheckpointSaver[str]):
         state = row.get("state")
         if not isinstance(state, dict) or not isinstance(state.get("channel_values"), dict):
             raise ValueError(f"checkpoint {record.checkpoint_id!r} is not a LangGraph checkpoint")
+        self._stored.put(record.thread_id, record.namespace, record.checkpoint_id, state)
         values = self.values
         checkpoint = {key: values.decode(value) for key, value in state.items() if key != "channel_values"}
         checkpoint["id"] = record.checkpoint_id
@@ -197,7 +254,7 @@ class CairnSaver(BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> flows.Flow[RunnableConfig]:
-        draft = self._draft(config, checkpoint, metadata)
+        draft = self._draft(config, checkpoint, metadata, new_versions)
         versions = checkpoint["channel_versions"]
         inherit = {
             name: versions[name]
@@ -213,6 +270,7 @@ class CairnSaver(BaseCheckpointSaver[str]):
                 saved = yield lg_calls.langgraph_save(draft, inherit=None)
         else:
             saved = yield lg_calls.langgraph_save(draft, inherit=None)
+        self._stored.put(draft.thread_id, draft.namespace, draft.checkpoint_id, draft.state)
         return {
             "configurable": {
                 "thread_id": saved.checkpoint.thread_id,

@@ -1,4 +1,5 @@
-"""How LangGraph values are stored in Cairn: readable where possible, exact always.
+"""How LangGraph values are stored in Cairn: readable where possible, and restored exactly as the saver's
+serializer restores them (what every LangGraph saver gives back).
 
 Channel values, pending writes and metadata are stored as JSON so the dashboard (and anyone reading the API)
 sees them:

@@ -89,6 +89,10 @@ class MedallionMethods(SyncBase):
         """Exactly what the next retention sweep would do."""
         return self.send(md.retention_preview())
 
+    def retention_sweep(self) -> Job:
+        """Sweep the workspace now (a job; poll it with job_wait)."""
+        return self.send(md.retention_sweep())
+
     def schema(self) -> dict[str, Any]:
         """The OpenAPI 3 document."""
         return self.send(md.schema())

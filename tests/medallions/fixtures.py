@@ -1,0 +1,72 @@
+"""Medallion test helpers: stored medallions with chosen scopes and times, and jobs run in-process.
+
+Imported by tests/medallions/conftest.py and by the API tests of medallions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from checkpoints import medallion_schema as schema
+from checkpoints.models import Job, Medallion, Workspace
+
+MakeMedallion = Callable[..., Medallion]
+
+
+def medallion_row(
+    workspace: Workspace,
+    graph_nodes: list[str],
+    tags: list[str],
+    *,
+    updated_at: datetime | None = None,
+    status: str = Medallion.Status.ACTIVE,
+    high_level: str = "A medallion.",
+) -> Medallion:
+    """An unsaved Medallion row with a normalised scope (for bulk_create)."""
+    scope = schema.MedallionScope(graph_nodes=graph_nodes, tags=tags)
+    when = updated_at or timezone.now()
+    return Medallion(
+        workspace=workspace,
+        graph_nodes=scope.graph_nodes,
+        tags=scope.tags,
+        scope_key=scope.scope_key,
+        status=status,
+        high_level=high_level,
+        created_at=when,
+        updated_at=when,
+    )
+
+
+@pytest.fixture
+def make_medallion(workspace: Workspace) -> MakeMedallion:
+    def make(graph_nodes: list[str], tags: list[str], **kwargs: Any) -> Medallion:
+        row = medallion_row(kwargs.pop("workspace", workspace), graph_nodes, tags, **kwargs)
+        row.save()
+        return row
+
+    return make
+
+
+@pytest.fixture
+def eager(settings: Any) -> Iterator[None]:
+    """Job tasks run in-process when published (the broker is not what these tests test). Celery read its
+    configuration once, so the app's copy is switched too."""
+    from project.celery import app
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    try:
+        yield
+    finally:
+        app.conf.task_always_eager = previous
+
+
+def result_of(job: Job) -> dict[str, Any]:
+    """A finished job's result (a JSON object)."""
+    assert isinstance(job.result, dict), (job.status, job.error)
+    return job.result

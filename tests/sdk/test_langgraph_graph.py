@@ -1,0 +1,143 @@
+"""A real StateGraph (plan -> tool-like node -> interrupt for review -> finish) checkpointed in Cairn over
+HTTP: a killed run resumes in a new process, history and forks work, two threads run concurrently."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.types import Command
+
+from checkpoints.sdk import Client
+from checkpoints.sdk.examples.langgraph_agent import build, step
+from checkpoints.sdk.langgraph import AsyncCairnSaver, CairnSaver
+from tests.sdk.conftest import PYTHON, subprocess_env
+
+pytestmark = pytest.mark.slow
+
+
+def _config(thread_id: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+def _run_example(env: dict[str, str], thread_id: str) -> str:
+    done = subprocess.run(
+        [PYTHON, "-m", "checkpoints.sdk.examples.langgraph_agent", thread_id],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_it_resumes_a_killed_run_from_the_last_checkpoint_in_a_new_process(
+    cairn_url: str, cairn_key: str, tmp_path: Path
+) -> None:
+    marker, log = tmp_path / "in-tools", tmp_path / "nodes.log"
+    env = {**subprocess_env(cairn_url, cairn_key), "CAIRN_EXAMPLE_LOG": str(log)}
+    doomed = subprocess.Popen(
+        [PYTHON, "-m", "checkpoints.sdk.examples.langgraph_agent", "killed-run"],
+        env={**env, "CAIRN_EXAMPLE_PAUSE_IN_TOOLS": str(marker)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    with CairnSaver(cairn_url, cairn_key) as saver:
+        deadline = time.monotonic() + 60
+        # Kill only once the checkpoint after `plan` (next: tools) is stored: puts run in the background.
+        while True:
+            saved = saver.get_tuple(_config("killed-run"))
+            if marker.exists() and saved is not None and saved.metadata.get("step") == 1:
+                break
+            assert doomed.poll() is None, doomed.communicate()
+            assert time.monotonic() < deadline, "the run never reached the tools node"
+            time.sleep(0.1)
+        doomed.send_signal(signal.SIGKILL)
+        doomed.wait(timeout=30)
+        assert doomed.returncode == -signal.SIGKILL
+
+        assert "recovered" in _run_example(env, "killed-run")  # continues at `tools`, stops at the review
+        assert "resumed after review" in _run_example(env, "killed-run")
+        assert "done" in _run_example(env, "killed-run")
+
+        # `plan` never ran again; `tools` ran twice (killed, then resumed); `review` re-runs on resume, as
+        # LangGraph's interrupt() does.
+        assert log.read_text().split() == ["plan", "tools", "tools", "review", "review", "finish"]
+        final = build(saver).get_state(_config("killed-run"))
+        assert final.next == ()
+        assert final.values["results"] == {"add": 13, "multiply": 42}
+        assert final.values["approved"] is True
+        # Not JSON, so stored through LangGraph's own serializer, which (like every LangGraph saver) gives
+        # a tuple back as a list.
+        assert final.values["numbers"] == [6, 7]
+        assert isinstance(final.values["started_at"], datetime)
+        kinds = [type(m) for m in final.values["messages"]]
+        assert kinds == [HumanMessage, AIMessage, ToolMessage, ToolMessage, HumanMessage, AIMessage]
+
+
+def test_it_travels_back_in_history_and_forks_with_update_state(
+    cairn_url: str, cairn_key: str, client: Client
+) -> None:
+    with CairnSaver(cairn_url, cairn_key) as saver:
+        app = build(saver)
+        config = _config("travel")
+        assert step(app, "travel") == "started"
+        assert step(app, "travel") == "resumed after review"
+        original_final = app.get_state(config)
+
+        history = list(app.get_state_history(config))
+        steps = [snapshot.metadata["step"] for snapshot in history]
+        assert steps == sorted(steps, reverse=True) and steps[-1] == -1
+        before_review = next(s for s in history if s.next == ("review",))
+        assert before_review.interrupts  # review ran there and asked its question
+        assert before_review.values["results"] == {"add": 13, "multiply": 42}
+
+        fork_config = app.update_state(before_review.config, {"results": {"add": 0, "multiply": 0}})
+        fork = app.get_state(fork_config)
+        assert fork.parent_config is not None
+        assert (
+            fork.parent_config["configurable"]["checkpoint_id"]
+            == before_review.config["configurable"]["checkpoint_id"]
+        )
+        app.invoke(None, fork_config)  # runs review from the fork: interrupts again
+        app.invoke(Command(resume="no"), config)
+        forked_final = app.get_state(config)
+        assert forked_final.values["results"] == {"add": 0, "multiply": 0}
+        assert forked_final.values["approved"] is False
+
+        # The original branch is untouched and still readable by its checkpoint id.
+        again = app.get_state(original_final.config)
+        assert again.values["approved"] is True and again.values["results"] == {"add": 13, "multiply": 42}
+        # Cairn's lineage of the new head walks back through the fork point.
+        head_id = forked_final.config["configurable"]["checkpoint_id"]
+        ancestors = client.checkpoint_lineage("travel", head_id, namespace="", limit=50).results
+        assert before_review.config["configurable"]["checkpoint_id"] in [a.checkpoint_id for a in ancestors]
+
+
+def test_it_runs_two_threads_concurrently_without_interference(cairn_url: str, cairn_key: str) -> None:
+    async def run_both() -> list[dict[str, Any]]:
+        async with AsyncCairnSaver(cairn_url, cairn_key) as saver:
+            app = build(saver)
+
+            async def run(thread_id: str, numbers: tuple[int, int]) -> dict[str, Any]:
+                config = _config(thread_id)
+                await app.ainvoke({"numbers": numbers, "messages": [HumanMessage(content=thread_id)]}, config)
+                await app.ainvoke(Command(resume="yes"), config)
+                return (await app.aget_state(config)).values
+
+            return list(await asyncio.gather(run("left", (1, 2)), run("right", (10, 20))))
+
+    left, right = asyncio.run(run_both())
+    assert left["results"] == {"add": 3, "multiply": 2}
+    assert right["results"] == {"add": 30, "multiply": 200}
+    assert left["messages"][0].content == "left" and right["messages"][0].content == "right"
+    assert len(left["messages"]) == len(right["messages"]) == 6
