@@ -24,9 +24,18 @@ def thread_get(*, workspace: Workspace, thread_id: str) -> Thread:
     return thread
 
 
-def checkpoint_head(*, thread: Thread, namespace: str, now: datetime | None = None) -> Checkpoint | None:
-    """The newest readable checkpoint of the namespace (index `checkpoint_head`, no scan)."""
-    head = Checkpoint.objects.filter(thread=thread, namespace=namespace).live(now).newest_first().first()
+def checkpoint_head(
+    *, thread: Thread, namespace: str, now: datetime | None = None, with_payload: bool = True
+) -> Checkpoint | None:
+    """The newest readable checkpoint of the namespace (index `checkpoint_head`, no scan).
+
+    `with_payload=False` leaves state, context and metadata in the database (a save only needs the head's
+    id and step, not its possibly large documents).
+    """
+    queryset = Checkpoint.objects.filter(thread=thread, namespace=namespace).live(now)
+    if not with_payload:
+        queryset = queryset.without_payload()
+    head = queryset.newest_first().first()
     if head is not None:
         head.thread = thread  # the caller holds the thread already: no query to reach it again
     return head

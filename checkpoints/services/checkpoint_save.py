@@ -200,7 +200,7 @@ def save_encoded(
     # The head is only needed to default the parent or to check If-Match: skip the query otherwise.
     head = None
     if parent_id is UNSET or expected_head is not UNSET:
-        head = checkpoint_head(thread=thread, namespace=namespace, now=now)
+        head = checkpoint_head(thread=thread, namespace=namespace, now=now, with_payload=False)
     if expected_head is not UNSET:
         head_id = head.checkpoint_id if head else None
         if not (head_id is not None if expected_head == "*" else expected_head == head_id):

@@ -1,0 +1,165 @@
+"""On PostgreSQL, the hot checkpoint reads are index seeks: the SQL the API really runs for the head, a
+timeline page, the workspace timeline and an agent's inbox is EXPLAINed over a few thousand analysed rows,
+and must use its index and never scan the checkpoint table."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from checkpoints.models import Checkpoint, Thread
+from checkpoints.services.checkpoint_reads import checkpoint_compute_checksum
+from tests.conftest import ApiClient
+from tests.factories import WorkspaceFactory
+
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
+
+TABLE = Checkpoint._meta.db_table
+
+
+def _row(thread: Thread, n: int, namespace: str, now: Any) -> Checkpoint:
+    row = Checkpoint(
+        workspace=thread.workspace,
+        thread=thread,
+        namespace=namespace,
+        checkpoint_id=f"{thread.thread_id}-{namespace or 'root'}-{n:05d}",
+        agent_id=f"agent-{n % 7}",
+        step_index=n,
+        state=json.dumps({"n": n, "pad": "x" * 200}),
+        context="{}",
+        metadata=json.dumps({"k": n % 10}),
+        handoff_target=f"agent-{n % 5}" if n % 40 == 0 else None,
+        created_at=now,
+        # Some expire, some already expired unswept, some are tombstones: the plans must hold with them.
+        expires_at=now + timedelta(hours=1)
+        if n % 3 == 0
+        else (now - timedelta(hours=1) if n % 11 == 0 else None),
+        expired_at=now - timedelta(hours=2) if n % 13 == 0 else None,
+    )
+    row.checksum = checkpoint_compute_checksum(row)
+    return row
+
+
+@pytest.fixture
+def loaded(api: ApiClient) -> ApiClient:
+    """About 7,300 checkpoints written interleaved, as concurrent agents write them. The queried workspace
+    (acme) and its thread hold a small share of the table, as every tenant and thread does at scale: acme has
+    a "big" thread (100 root + 50 "sub" checkpoints) and 10 small ones; two other workspaces hold 3,500 each.
+    (When one thread or workspace holds most of the table, PostgreSQL may walk the primary key backwards
+    instead: still an index scan, over the same rows.)"""
+    now = timezone.now()
+    big = Thread.objects.create(workspace=api.workspace, thread_id="big")
+    streams: list[tuple[Thread, str, int]] = [(big, "", 100), (big, "sub", 50)]
+    streams += [
+        (Thread.objects.create(workspace=api.workspace, thread_id=f"small-{t}"), "", 10) for t in range(10)
+    ]
+    for slug in ("w2", "w3"):
+        workspace = WorkspaceFactory.create(slug=slug)
+        streams += [
+            (Thread.objects.create(workspace=workspace, thread_id=f"t-{t}"), "", 100) for t in range(35)
+        ]
+    rows = [
+        _row(thread, n, namespace, now)
+        for n in range(max(count for _, _, count in streams))
+        for thread, namespace, count in streams
+        if n < count
+    ]
+    Checkpoint.objects.bulk_create(rows, batch_size=2000)
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {TABLE}")
+        cursor.execute(f"ANALYZE {Thread._meta.db_table}")
+    api.get("/api/v1/checkpoints/?limit=1")  # warm the key's last_used_at
+    return api
+
+
+def _page_query(api: ApiClient, url: str) -> str:
+    """The SQL the request ran against the checkpoint table (the one ordering it)."""
+    with CaptureQueriesContext(connection) as captured:
+        response = api.get(url)
+    assert response.status_code == 200, response.content
+    queries = [
+        q["sql"]
+        for q in captured.captured_queries
+        if f'FROM "{TABLE}"' in q["sql"] and "ORDER BY" in q["sql"]
+    ]
+    assert len(queries) == 1, queries
+    return queries[0]
+
+
+def _plan(sql: str) -> dict[str, Any]:
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}")
+        document = cursor.fetchone()[0]
+    plan = document if isinstance(document, list) else json.loads(document)
+    return plan[0]["Plan"]
+
+
+def _nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    found = [plan]
+    for child in plan.get("Plans", []):
+        found += _nodes(child)
+    return found
+
+
+def _checkpoint_indexes() -> set[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexname FROM pg_indexes WHERE tablename = %s", [TABLE])
+        return {row[0] for row in cursor.fetchall()}
+
+
+def _assert_uses(sql: str, index: str, label: str) -> None:
+    """The checkpoint table is read through `index` alone (an index scan, or a bitmap scan of it when the
+    rest of a short thread is fetched at once), never scanned."""
+    plan = _plan(sql)
+    nodes = _nodes(plan)
+    dump = json.dumps(plan, indent=1)
+    assert any(node.get("Relation Name") == TABLE for node in nodes), dump
+    assert not [n for n in nodes if n.get("Relation Name") == TABLE and n["Node Type"] == "Seq Scan"], dump
+    used = {n["Index Name"] for n in nodes if n.get("Index Name") in _checkpoint_indexes()}
+    assert used == {index}, dump
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN {sql}")
+        text = "\n".join(row[0] for row in cursor.fetchall())
+    # The plans quoted in the README's design notes come from here (CAIRN_PRINT_PLANS=1 pytest -s ...).
+    if os.environ.get("CAIRN_PRINT_PLANS"):
+        print(f"\n--- {label}\n{sql}\n{text}")
+
+
+def test_it_finds_the_head_with_the_head_index(loaded: ApiClient) -> None:
+    sql = _page_query(loaded, "/api/v1/threads/big/state/")
+    _assert_uses(sql, "checkpoint_head", "head (GET threads/big/state/)")
+
+
+def test_it_pages_a_namespace_timeline_with_the_head_index(loaded: ApiClient) -> None:
+    first = _page_query(loaded, "/api/v1/threads/big/checkpoints/?namespace=")
+    _assert_uses(first, "checkpoint_head", "timeline page 1 (GET threads/big/checkpoints/?namespace=)")
+    next_url = loaded.get("/api/v1/threads/big/checkpoints/?namespace=").json()["next"]
+    second = _page_query(loaded, next_url)
+    _assert_uses(second, "checkpoint_head", "timeline page 2 (the `next` link)")
+
+
+def test_it_pages_a_whole_thread_timeline_with_the_thread_index(loaded: ApiClient) -> None:
+    sql = _page_query(loaded, "/api/v1/threads/big/checkpoints/")
+    _assert_uses(sql, "checkpoint_thread_timeline", "timeline of every namespace")
+
+
+def test_it_pages_the_workspace_timeline_with_its_index(loaded: ApiClient) -> None:
+    sql = _page_query(loaded, "/api/v1/checkpoints/")
+    _assert_uses(sql, "checkpoint_ws_timeline", "workspace timeline (GET checkpoints/)")
+
+
+def test_it_reads_an_agents_inbox_with_the_inbox_index(loaded: ApiClient) -> None:
+    sql = _page_query(loaded, "/api/v1/checkpoints/?handoff_target=agent-2")
+    _assert_uses(sql, "checkpoint_ws_inbox", "inbox (GET checkpoints/?handoff_target=agent-2)")
+
+
+def test_it_lists_an_agents_checkpoints_with_the_agent_index(loaded: ApiClient) -> None:
+    sql = _page_query(loaded, "/api/v1/checkpoints/?agent_id=agent-3")
+    _assert_uses(sql, "checkpoint_ws_agent", "agent timeline (GET checkpoints/?agent_id=agent-3)")

@@ -1,0 +1,178 @@
+"""Query counts of the checkpoint hot paths, pinned. Each count is written out query by query: a new query on
+these paths must be a decision, not an accident. Counts hold for any page size (no N+1)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from tests.conftest import ApiClient
+from tests.factories import make_checkpoint
+
+pytestmark = pytest.mark.django_db
+
+CPS = "/api/v1/threads/t1/checkpoints/"
+AUTH = 1  # the key, with its workspace (last_used_at is written at most once a minute, warmed up below)
+ATOMIC = 2  # SAVEPOINT + RELEASE of the service's transaction (BEGIN/COMMIT outside tests)
+
+
+@pytest.fixture
+def warm(api: ApiClient) -> ApiClient:
+    """A client whose key was used a moment ago (so authentication is a single read)."""
+    api.get("/api/v1/checkpoints/")
+    return api
+
+
+@pytest.fixture
+def history(warm: ApiClient) -> None:
+    """25 checkpoints in two namespaces of t1, plus other threads, with payloads."""
+    for n in range(20):
+        make_checkpoint(warm.workspace, "t1", state={"n": n}, metadata={"n": n})
+    for n in range(5):
+        make_checkpoint(warm.workspace, "t1", namespace="sub", state={"n": n})
+    for n in range(5):
+        make_checkpoint(warm.workspace, f"other-{n}", state={"n": n})
+
+
+def test_it_saves_into_an_existing_thread_in_5_queries(
+    warm: ApiClient, history: None, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    # lock the thread; the head (parent default); insert; touch the thread
+    with django_assert_num_queries(AUTH + ATOMIC + 4):
+        response = warm.post(CPS, {"agent_id": "a", "state": {"n": 1}})
+    assert response.status_code == 201
+
+
+def test_it_saves_with_an_explicit_parent_without_looking_up_the_head(
+    warm: ApiClient, history: None, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    parent = make_checkpoint(warm.workspace, "t1", checkpoint_id="p")
+    # lock; the id's existing row (none); the named parent; insert; touch
+    with django_assert_num_queries(AUTH + ATOMIC + 5):
+        response = warm.post(
+            CPS, {"checkpoint_id": "c", "parent_id": parent.checkpoint_id, "agent_id": "a", "state": {}}
+        )
+    assert response.status_code == 201
+    assert response.json()["parent_id"] == "p"
+
+
+def test_it_saves_into_a_new_thread_in_7_queries(
+    warm: ApiClient, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    # lock (miss); insert the thread, ignoring a concurrent creator; lock it; head; insert; touch
+    with django_assert_num_queries(AUTH + ATOMIC + 6):
+        response = warm.post("/api/v1/threads/fresh/checkpoints/", {"agent_id": "a", "state": {}})
+    assert response.status_code == 201
+
+
+def test_it_answers_an_idempotent_retry_in_2_queries(
+    warm: ApiClient, history: None, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    body = {"checkpoint_id": "c-retry", "agent_id": "a", "state": {"n": 1}}
+    assert warm.post(CPS, body).status_code == 201
+    # lock the thread; the stored row to compare with
+    with django_assert_num_queries(AUTH + ATOMIC + 2):
+        response = warm.post(CPS, body)
+    assert response.status_code == 200
+
+
+def test_it_restores_in_1_query(
+    warm: ApiClient, history: None, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    checkpoint = make_checkpoint(warm.workspace, "t1", checkpoint_id="c-restore")
+    with django_assert_num_queries(AUTH + 1):
+        response = warm.get(f"{CPS}{checkpoint.checkpoint_id}/")
+    assert response.status_code == 200
+    with django_assert_num_queries(AUTH + 1):
+        assert warm.get(f"/api/v1/checkpoints/{checkpoint.checkpoint_id}/").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "query", ["", "?include_state=true", "?namespace=&limit=7", "?metadata=%7B%22n%22%3A3%7D"]
+)
+def test_it_lists_a_timeline_page_in_2_queries(
+    warm: ApiClient, history: None, django_assert_num_queries: Callable[..., Any], query: str
+) -> None:
+    # the thread; the page
+    with django_assert_num_queries(AUTH + 2):
+        response = warm.get(f"{CPS}{query}")
+    assert response.status_code == 200
+    assert response.json()["results"]
+
+
+def test_it_lists_the_next_timeline_page_in_2_queries(
+    warm: ApiClient, history: None, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    next_url = warm.get(CPS, {"limit": 10}).json()["next"]
+    with django_assert_num_queries(AUTH + 2):
+        response = warm.get(next_url)
+    assert len(response.json()["results"]) == 10
+
+
+def test_it_pages_before_an_anchor_in_3_queries(
+    warm: ApiClient, history: None, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    anchor = make_checkpoint(warm.workspace, "t1", checkpoint_id="anchor")
+    make_checkpoint(warm.workspace, "t1")
+    # the thread; the anchor; the page
+    with django_assert_num_queries(AUTH + 3):
+        response = warm.get(CPS, {"before": anchor.checkpoint_id, "namespace": ""})
+    assert response.json()["results"][0]["step_index"] == anchor.step_index - 1
+
+
+@pytest.mark.parametrize(
+    "query", ["", "?include_state=true", "?handoff_target=b", "?agent_id=agent-1&thread_id=t1"]
+)
+def test_it_lists_the_workspace_timeline_in_1_query(
+    warm: ApiClient, history: None, django_assert_num_queries: Callable[..., Any], query: str
+) -> None:
+    with django_assert_num_queries(AUTH + 1):
+        response = warm.get(f"/api/v1/checkpoints/{query}")
+    assert response.status_code == 200
+
+
+def test_it_reads_the_state_in_2_queries_on_a_cache_miss_and_1_on_a_hit(
+    warm: ApiClient, history: None, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    # the thread (its state_version names the cache entry); the head
+    with django_assert_num_queries(AUTH + 2):
+        miss = warm.get("/api/v1/threads/t1/state/")
+    with django_assert_num_queries(AUTH + 1):
+        hit = warm.get("/api/v1/threads/t1/state/")
+    assert miss.status_code == hit.status_code == 200
+    assert miss.content == hit.content
+
+
+def test_it_serves_the_state_from_the_cache_right_after_a_save(
+    warm: ApiClient,
+    history: None,
+    django_assert_num_queries: Callable[..., Any],
+    django_capture_on_commit_callbacks: Callable[..., Any],
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        saved = warm.put("/api/v1/threads/t1/state/", {"agent_id": "a", "state": {"fresh": True}}).json()
+    with django_assert_num_queries(AUTH + 1):
+        state = warm.get("/api/v1/threads/t1/state/")
+    assert state.json()["checkpoint_id"] == saved["checkpoint_id"]
+    assert state.json()["state"] == {"fresh": True}
+
+
+def test_it_walks_the_lineage_in_3_queries(
+    warm: ApiClient, history: None, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    head = make_checkpoint(warm.workspace, "t1")
+    # the checkpoint; the recursive walk; the ancestors
+    with django_assert_num_queries(AUTH + 3):
+        response = warm.get(f"{CPS}{head.checkpoint_id}/lineage/", {"limit": 10})
+    assert len(response.json()["results"]) == 10
+
+
+def test_it_diffs_in_2_queries(
+    warm: ApiClient, history: None, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    head = make_checkpoint(warm.workspace, "t1", state={"n": "head"})
+    with django_assert_num_queries(AUTH + 2):
+        response = warm.get(f"{CPS}{head.checkpoint_id}/diff/")
+    assert response.status_code == 200
