@@ -8,6 +8,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from checkpoints.api.views import checkpoints as cp
 from checkpoints.api.views import jobs, retention
 from checkpoints.api.views import langgraph as lg
+from checkpoints.api.views import medallions as med
 from checkpoints.api.views import messages as msg
 from checkpoints.api.views import threads as th
 from checkpoints.api.views.state import ThreadStateView
@@ -79,4 +80,16 @@ urlpatterns += [
         name="langgraph-checkpoint-save",
     ),
     path("langgraph/runs/delete/", lg.LangGraphRunsDeleteView.as_view(), name="langgraph-runs-delete"),
+]
+# Medallions (issue 5).
+urlpatterns += [
+    path("medallions/", med.MedallionListView.as_view(), name="medallions"),
+    path("medallions/checkpoint/", med.MedallionCheckpointView.as_view(), name="medallion-checkpoint"),
+    path("medallions/<str:medallion_id>/", med.MedallionDetailView.as_view(), name="medallion-detail"),
+    path(
+        "medallions/<str:medallion_id>/revisions/",
+        med.MedallionRevisionsView.as_view(),
+        name="medallion-revisions",
+    ),
+    path("threads/<cid:thread_id>/summarize/", med.ThreadSummarizeView.as_view(), name="thread-summarize"),
 ]
