@@ -221,3 +221,43 @@ def test_ten_concurrent_checkpoints_of_a_new_scope_make_one_medallion_with_ten_r
     assert sorted(d["statement"] for d in medallion.decisions) == sorted(
         f"We decided to adopt tool{i}." for i in range(callers)
     )
+
+
+@pytest.mark.postgres
+@pytest.mark.usefixtures("eager")
+def test_ten_concurrent_checkpoint_requests_make_one_medallion(
+    concurrent_workspace: Workspace, make_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same race through the API: ten POST medallions/checkpoint/?wait=30, each job run in its request."""
+    callers = 10
+    barrier = threading.Barrier(callers)
+    monkeypatch.setattr("checkpoints.services.medallions.get_provider", lambda: SlowProvider(barrier))
+    clients = [make_client(concurrent_workspace) for _ in range(callers)]
+    statuses: list[int] = []
+    errors: list[BaseException] = []
+
+    def post(i: int) -> None:
+        try:
+            body = {
+                "scope": {"graph_nodes": ["repo:api-race"], "tags": []},
+                "evidence": {
+                    "session_summary": f"Request {i}.",
+                    "transcripts": [f"dev: We decided to ship v{i}."],
+                },
+            }
+            statuses.append(clients[i].post("/api/v1/medallions/checkpoint/?wait=30", body).status_code)
+        except BaseException as exc:  # collected and re-raised by the test thread
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=post, args=(i,)) for i in range(callers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors, errors
+    assert sorted(statuses) == [200] * 9 + [201]
+    medallion = Medallion.objects.get(workspace=concurrent_workspace)
+    assert medallion.version == callers and medallion.revisions.count() == callers
+    assert len(medallion.decisions) == callers
