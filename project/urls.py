@@ -6,6 +6,7 @@ from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.urls import include, path
 from django.views.defaults import page_not_found
+from django.views.generic import RedirectView
 
 from checkpoints.api.errors import api_not_found
 from checkpoints.api.views.health import healthz
@@ -14,6 +15,8 @@ urlpatterns = [
     path("api/v1/", include("checkpoints.api.urls")),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("dashboard/", include("checkpoints.dashboard.urls")),
+    path("", RedirectView.as_view(pattern_name="dashboard:home"), name="root"),
 ]
 
 

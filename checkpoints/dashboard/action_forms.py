@@ -1,0 +1,83 @@
+"""Inputs of the dashboard's actions (each action is a confirmation page whose POST calls one service)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.core.validators import RegexValidator
+from django.utils import timezone
+
+from checkpoints.models import ApiKey
+from checkpoints.models.thread import CLIENT_ID_PATTERN
+
+client_id_validator = RegexValidator(
+    rf"\A{CLIENT_ID_PATTERN}\Z", "Use 1-128 letters, digits, '.', '_', ':' or '-'."
+)
+
+
+class ConfirmForm(forms.Form):
+    """Actions that need nothing but the confirmation itself."""
+
+
+class ForkForm(forms.Form):
+    thread_id = forms.CharField(
+        required=False,
+        max_length=128,
+        validators=[client_id_validator],
+        label="New thread id",
+        help_text="Leave empty for a generated id.",
+    )
+    name = forms.CharField(required=False, max_length=255, label="Name of the new thread")
+
+    def service_arguments(self) -> dict[str, Any]:
+        arguments: dict[str, Any] = {}
+        if self.cleaned_data.get("thread_id"):
+            arguments["thread_id"] = self.cleaned_data["thread_id"]
+        if self.cleaned_data.get("name"):
+            arguments["name"] = self.cleaned_data["name"]
+        return arguments
+
+
+class TtlForm(forms.Form):
+    ttl_seconds = forms.IntegerField(
+        required=False,
+        min_value=1,
+        label="Expire in (seconds, from now)",
+        help_text="Leave empty to remove the expiry: the checkpoint then never expires.",
+    )
+
+    def clean_ttl_seconds(self) -> int | None:
+        value: int | None = self.cleaned_data.get("ttl_seconds")
+        if value is not None and value > settings.CAIRN_MAX_TTL_SECONDS:
+            raise forms.ValidationError(f"At most {settings.CAIRN_MAX_TTL_SECONDS} seconds.")
+        return value
+
+
+class PruneForm(forms.Form):
+    strategy = forms.ChoiceField(
+        choices=[
+            ("keep_latest", "Keep only the newest live checkpoint of each namespace"),
+            ("delete", "Delete every checkpoint of the thread"),
+        ],
+        widget=forms.RadioSelect,
+        initial="keep_latest",
+    )
+
+
+class ApiKeyCreateForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    scope = forms.ChoiceField(choices=ApiKey.Scope.choices, initial=ApiKey.Scope.WRITE)
+    expires_in_days = forms.IntegerField(
+        required=False, min_value=1, max_value=3650, label="Expires in (days)", help_text="Empty: never."
+    )
+
+    def service_arguments(self) -> dict[str, Any]:
+        days = self.cleaned_data.get("expires_in_days")
+        return {
+            "name": self.cleaned_data["name"],
+            "scope": self.cleaned_data["scope"],
+            "expires_at": timezone.now() + timedelta(days=days) if days else None,
+        }

@@ -1,0 +1,84 @@
+"""A JSON Patch (RFC 6902) shown side by side: for each operation, the value before and after at its path.
+
+The "before" side is read from a working copy of the source document with the operations applied one at a
+time, so paths that refer to the document as earlier operations left it (array indexes after a removal,
+`move`) show the right value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import jsonpatch
+import jsonpointer
+
+from checkpoints.dashboard.jsonview import RenderedJSON, render_json
+
+MAX_OPERATIONS = 500
+# Per side of each row: enough to read a changed value, never a page-stalling dump.
+VALUE_CAPS = {"max_nodes": 200, "max_depth": 12, "max_string": 500}
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class DiffRow:
+    op: str
+    path: str
+    from_path: str | None
+    before: RenderedJSON | None
+    after: RenderedJSON | None
+
+
+@dataclass(frozen=True)
+class SideBySide:
+    rows: list[DiffRow]
+    total: int
+
+    @property
+    def truncated(self) -> bool:
+        return self.total > len(self.rows)
+
+
+def _resolve(document: Any, pointer: str) -> Any:
+    try:
+        return jsonpointer.resolve_pointer(document, pointer)
+    except (jsonpointer.JsonPointerException, KeyError, IndexError, TypeError):
+        return _MISSING
+
+
+def _before_add(document: Any, pointer: str) -> Any:
+    """`add` replaces an existing object member but inserts into an array (nothing was there before)."""
+    parent_pointer, _, _ = pointer.rpartition("/")
+    parent = _resolve(document, parent_pointer)
+    return _resolve(document, pointer) if isinstance(parent, dict) else _MISSING
+
+
+def _render(value: Any) -> RenderedJSON | None:
+    return None if value is _MISSING else render_json(value, **VALUE_CAPS)
+
+
+def side_by_side(source: Any, patch: list[dict[str, Any]], *, limit: int = MAX_OPERATIONS) -> SideBySide:
+    """Rows of (operation, path, before, after) for the first `limit` operations of `patch`.
+
+    `source` is consumed: the operations are applied to it in place (callers pass a freshly decoded
+    document; copying a large one first would cost as much as the diff).
+    """
+    working = source
+    rows: list[DiffRow] = []
+    for operation in patch[:limit]:
+        op, path = operation["op"], operation["path"]
+        from_path = operation.get("from")
+        if op in ("move", "copy"):
+            before = _resolve(working, from_path or "")
+            after = before
+        elif op == "test":
+            continue
+        else:
+            before = _before_add(working, path) if op == "add" else _resolve(working, path)
+            after = operation.get("value", _MISSING) if op != "remove" else _MISSING
+        rows.append(DiffRow(op, path, from_path, _render(before), _render(after)))
+        # In place: copying a multi-megabyte document once per operation would stall the page.
+        working = jsonpatch.JsonPatch([operation]).apply(working, in_place=True)
+    return SideBySide(rows=rows, total=len(patch))

@@ -1,0 +1,135 @@
+"""Forms for the dashboard's list filters. Django forms refuse NUL characters, over-long values and bad
+dates, so hostile query strings become a form error on the page, never a database error."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from django import forms
+from django.db.models import Q, QuerySet
+
+from checkpoints.models import AuditEvent, Job, Medallion, Message, Thread
+from checkpoints.models.medallion import MedallionQuerySet
+
+
+def _start_of(day: date) -> datetime:
+    return datetime.combine(day, time.min, tzinfo=UTC)
+
+
+def _words(raw: str) -> list[str]:
+    """A comma-separated list, stripped, empty parts dropped, duplicates removed (order kept)."""
+    return list(dict.fromkeys(part.strip() for part in raw.split(",") if part.strip()))
+
+
+class DateRangeMixin(forms.Form):
+    """`date_from` / `date_to`: whole UTC days, both inclusive."""
+
+    date_from = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}), label="From")
+    date_to = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}), label="To")
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        start, end = cleaned.get("date_from"), cleaned.get("date_to")
+        if start and end and start > end:
+            raise forms.ValidationError("The start date is after the end date.")
+        return cleaned
+
+    def date_filter(self, field: str) -> Q:
+        condition = Q()
+        if self.cleaned_data.get("date_from"):
+            condition &= Q(**{f"{field}__gte": _start_of(self.cleaned_data["date_from"])})
+        if self.cleaned_data.get("date_to"):
+            condition &= Q(**{f"{field}__lt": _start_of(self.cleaned_data["date_to"]) + timedelta(days=1)})
+        return condition
+
+
+class ThreadFilterForm(DateRangeMixin):
+    ORDERINGS = {
+        "-updated_at": "Recently updated",
+        "updated_at": "Least recently updated",
+        "-created_at": "Newest",
+        "created_at": "Oldest",
+    }
+
+    q = forms.CharField(required=False, max_length=200, label="Text", help_text="Thread id or name contains")
+    user_id = forms.CharField(required=False, max_length=255, label="User")
+    tag = forms.CharField(required=False, max_length=500, label="Tags", help_text="Comma-separated, any")
+    date_field = forms.ChoiceField(
+        required=False, choices=[("updated_at", "Updated"), ("created_at", "Created")], label="Date"
+    )
+    ordering = forms.ChoiceField(required=False, choices=list(ORDERINGS.items()), label="Sort")
+    field_order = ["q", "user_id", "tag", "date_field", "date_from", "date_to", "ordering"]
+
+    def apply(self, queryset: QuerySet[Thread]) -> QuerySet[Thread]:
+        data = self.cleaned_data
+        if data.get("q"):
+            queryset = queryset.filter(Q(thread_id__icontains=data["q"]) | Q(name__icontains=data["q"]))
+        if data.get("user_id"):
+            queryset = queryset.filter(user_id=data["user_id"])
+        tags = _words(data.get("tag") or "")
+        if tags:
+            queryset = queryset.filter(tags__has_any_element=tags)
+        return queryset.filter(self.date_filter(data.get("date_field") or "updated_at"))
+
+    def keyset(self) -> list[str]:
+        """The page ordering: the chosen field, then the primary key the same way (indexed together)."""
+        ordering = self.cleaned_data.get("ordering") or "-updated_at"
+        return [ordering, "-id" if ordering.startswith("-") else "id"]
+
+
+class MessageSearchForm(forms.Form):
+    search = forms.CharField(required=False, max_length=200, label="Search messages")
+    role = forms.ChoiceField(required=False, choices=[("", "Any role"), *Message.Role.choices])
+
+
+class AuditFilterForm(DateRangeMixin):
+    actor = forms.CharField(required=False, max_length=255, help_text="Contains, e.g. user:alice or key:")
+    action = forms.CharField(
+        required=False, max_length=64, help_text="Exact (thread.delete) or a prefix ending in a dot (thread.)"
+    )
+    target = forms.CharField(required=False, max_length=512, help_text="Target id contains")
+    field_order = ["actor", "action", "target", "date_from", "date_to"]
+
+    def apply(self, queryset: QuerySet[AuditEvent]) -> QuerySet[AuditEvent]:
+        data = self.cleaned_data
+        if data.get("actor"):
+            queryset = queryset.filter(actor_label__icontains=data["actor"])
+        action = data.get("action") or ""
+        if action.endswith("."):
+            queryset = queryset.filter(action__startswith=action)
+        elif action:
+            queryset = queryset.filter(action=action)
+        if data.get("target"):
+            queryset = queryset.filter(target_id__icontains=data["target"])
+        return queryset.filter(self.date_filter("created_at"))
+
+
+class MedallionFilterForm(forms.Form):
+    graph_nodes = forms.CharField(
+        required=False, max_length=1000, help_text="Comma-separated; medallions covering all of them"
+    )
+    tags = forms.CharField(required=False, max_length=1000, help_text="Comma-separated; any of them")
+    status = forms.ChoiceField(
+        required=False, choices=[("", "Any status"), *Medallion.Status.choices], initial="active"
+    )
+
+    def apply(self, queryset: MedallionQuerySet) -> MedallionQuerySet:
+        data = self.cleaned_data
+        queryset = queryset.matching_scope(
+            _words(data.get("graph_nodes") or ""), _words(data.get("tags") or "")
+        )
+        if data.get("status"):
+            queryset = queryset.filter(status=data["status"])
+        return queryset
+
+
+class JobFilterForm(forms.Form):
+    status = forms.ChoiceField(required=False, choices=[("", "Any status"), *Job.Status.choices])
+    kind = forms.ChoiceField(required=False, choices=[("", "Any kind"), *Job.Kind.choices])
+
+    def apply(self, queryset: QuerySet[Job]) -> QuerySet[Job]:
+        for name in ("status", "kind"):
+            if self.cleaned_data.get(name):
+                queryset = queryset.filter(**{name: self.cleaned_data[name]})
+        return queryset

@@ -1,0 +1,60 @@
+"""Routes of /dashboard/. Everything under w/<slug>/ belongs to one workspace the user must be able to see."""
+
+from __future__ import annotations
+
+from django.urls import include, path
+
+from checkpoints.api import urls as _api_urls  # noqa: F401  (registers the `cid` path converter)
+from checkpoints.dashboard.views import (
+    apikeys,
+    audit,
+    auth,
+    checkpoints,
+    medallions,
+    retention,
+    threads,
+    workspaces,
+)
+from checkpoints.dashboard.views.actions import checkpoints as checkpoint_actions
+from checkpoints.dashboard.views.actions import keys as key_actions
+from checkpoints.dashboard.views.actions import retention as retention_actions
+from checkpoints.dashboard.views.actions import summarize as summarize_actions
+from checkpoints.dashboard.views.actions import threads as thread_actions
+
+app_name = "dashboard"
+
+THREAD = "threads/<cid:thread_id>/"
+CHECKPOINT = f"{THREAD}checkpoints/<cid:checkpoint_id>/"
+
+workspace_patterns = [
+    path("", workspaces.overview, name="overview"),
+    path("threads/", threads.thread_list, name="threads"),
+    path(THREAD, threads.thread_detail, name="thread"),
+    path(f"{THREAD}delete/", thread_actions.ThreadDeleteAction.view(), name="thread-delete"),
+    path(f"{THREAD}prune/", thread_actions.ThreadPruneAction.view(), name="thread-prune"),
+    path(f"{THREAD}summarize/", summarize_actions.ThreadSummarizeAction.view(), name="thread-summarize"),
+    path(CHECKPOINT, checkpoints.checkpoint_detail, name="checkpoint"),
+    path(f"{CHECKPOINT}raw/", checkpoints.checkpoint_raw, name="checkpoint-raw"),
+    path(f"{CHECKPOINT}diff/", checkpoints.checkpoint_diff_view, name="checkpoint-diff"),
+    path(f"{CHECKPOINT}fork/", thread_actions.ForkAction.view(), name="checkpoint-fork"),
+    path(f"{CHECKPOINT}expire/", checkpoint_actions.ExpireAction.view(), name="checkpoint-expire"),
+    path(f"{CHECKPOINT}pin/", checkpoint_actions.PinAction.view(), name="checkpoint-pin"),
+    path(f"{CHECKPOINT}unpin/", checkpoint_actions.UnpinAction.view(), name="checkpoint-unpin"),
+    path(f"{CHECKPOINT}ttl/", checkpoint_actions.TtlAction.view(), name="checkpoint-ttl"),
+    path("medallions/", medallions.medallion_list, name="medallions"),
+    path("medallions/<uuid:medallion_id>/", medallions.medallion_detail, name="medallion"),
+    path("audit/", audit.audit_log, name="audit"),
+    path("jobs/", audit.job_list, name="jobs"),
+    path("retention/", retention.retention, name="retention"),
+    path("retention/sweep/", retention_actions.SweepAction.view(), name="retention-sweep"),
+    path("keys/", apikeys.api_key_list, name="keys"),
+    path("keys/new/", key_actions.ApiKeyCreateAction.view(), name="key-create"),
+    path("keys/<slug:prefix>/revoke/", key_actions.ApiKeyRevokeAction.view(), name="key-revoke"),
+]
+
+urlpatterns = [
+    path("", workspaces.home, name="home"),
+    path("login/", auth.login, name="login"),
+    path("logout/", auth.logout, name="logout"),
+    path("w/<slug:slug>/", include(workspace_patterns)),
+]

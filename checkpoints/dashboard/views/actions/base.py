@@ -1,0 +1,91 @@
+"""The confirmation-page pattern every action follows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views import View
+
+from checkpoints.dashboard.access import workspace_view
+from checkpoints.dashboard.action_forms import ConfirmForm
+from checkpoints.exceptions import CairnError
+from checkpoints.models import Workspace
+
+
+class ConfirmAction(View):
+    """GET: the confirmation page. POST: validate, perform, flash the outcome, redirect.
+
+    A domain error (expired checkpoint, pinned checkpoint, broker down, ...) re-renders the confirmation
+    page with a friendly message and the error's status; nothing is half-done because every service is
+    atomic.
+    """
+
+    http_method_names = ["get", "post"]
+    form_class: type[forms.Form] = ConfirmForm
+    title = ""
+    button = "Confirm"
+    danger = False
+
+    def target(self, workspace: Workspace, **kwargs: Any) -> Any:
+        """The object acted upon, looked up in `workspace` (NotFound otherwise)."""
+        return workspace
+
+    def explanation(self, target: Any) -> str:
+        """What the action will do, in one or two sentences."""
+        return ""
+
+    def cancel_url(self, workspace: Workspace, target: Any) -> str:
+        raise NotImplementedError
+
+    def perform(self, workspace: Workspace, target: Any, form: forms.Form) -> HttpResponse:
+        raise NotImplementedError
+
+    def initial(self, target: Any) -> dict[str, Any]:
+        return {}
+
+    def render_page(
+        self, workspace: Workspace, target: Any, form: forms.Form, error: CairnError | None = None
+    ) -> HttpResponse:
+        context = {
+            "workspace": workspace,
+            "title": self.title,
+            "target": target,
+            "explanation": self.explanation(target),
+            "form": form,
+            "button": self.button,
+            "danger": self.danger,
+            "cancel_url": self.cancel_url(workspace, target),
+            "action_error": error,
+        }
+        return render(
+            self.request,
+            "checkpoints/dashboard/confirm.html",
+            context,
+            status=error.status if error else 400 if form.is_bound else 200,
+        )
+
+    def get(self, request: HttpRequest, workspace: Workspace, **kwargs: Any) -> HttpResponse:
+        target = self.target(workspace, **kwargs)
+        return self.render_page(workspace, target, self.form_class(initial=self.initial(target)))
+
+    def post(self, request: HttpRequest, workspace: Workspace, **kwargs: Any) -> HttpResponse:
+        target = self.target(workspace, **kwargs)
+        form = self.form_class(request.POST)
+        if not form.is_valid():
+            return self.render_page(workspace, target, form)
+        try:
+            return self.perform(workspace, target, form)
+        except CairnError as error:
+            return self.render_page(workspace, target, form, error)
+
+    def success(self, text: str) -> None:
+        messages.success(self.request, text)
+
+    @classmethod
+    def view(cls) -> Any:
+        """The URL-ready view: staff only, workspace resolved (404 if not the user's)."""
+        return workspace_view(cls.as_view())

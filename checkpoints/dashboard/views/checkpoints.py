@@ -1,0 +1,160 @@
+"""The checkpoint page (integrity badge, collapsible JSON, lineage), the raw download and the diff."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+
+from checkpoints.dashboard.access import workspace_view
+from checkpoints.dashboard.diffview import side_by_side
+from checkpoints.dashboard.jsonview import render_json_text
+from checkpoints.exceptions import ValidationFailed
+from checkpoints.models import Checkpoint, Thread, Workspace
+from checkpoints.services.checkpoint_reads import (
+    checkpoint_diff,
+    checkpoint_get,
+    checkpoint_lineage,
+    ensure_readable,
+    pending_writes_for,
+)
+from checkpoints.services.checkpoints import checkpoint_verify
+
+DOCUMENTS = ("state", "context", "metadata")
+LINEAGE_LIMIT = 50
+DIFF_CHOICES_LIMIT = 200
+
+
+def namespace_param(request: HttpRequest, name: str = "ns") -> str | None:
+    """A namespace from the query string: None when absent (the id must then be unique in the thread)."""
+    value = request.GET.get(name)
+    if value is not None and (len(value) > 255 or "\x00" in value):
+        raise ValidationFailed(f"{name} must be a namespace of at most 255 characters.")
+    return value
+
+
+def _checkpoint(request: HttpRequest, workspace: Workspace, thread_id: str, checkpoint_id: str) -> Checkpoint:
+    return checkpoint_get(
+        workspace=workspace,
+        thread_id=thread_id,
+        checkpoint_id=checkpoint_id,
+        namespace=namespace_param(request),
+    )
+
+
+def integrity_status(checkpoint: Checkpoint) -> str:
+    """ "verified" or "mismatch" (re-hashed now, on every view), or "erased" for a tombstone."""
+    if checkpoint.state is None:
+        return "erased"
+    return "verified" if checkpoint_verify(checkpoint) else "mismatch"
+
+
+@workspace_view
+def checkpoint_detail(
+    request: HttpRequest, workspace: Workspace, thread_id: str, checkpoint_id: str
+) -> HttpResponse:
+    checkpoint = _checkpoint(request, workspace, thread_id, checkpoint_id)
+    thread = checkpoint.thread
+    now = timezone.now()
+    readable = checkpoint.is_readable(now)
+    lineage, lineage_more = checkpoint_lineage(checkpoint=checkpoint, limit=LINEAGE_LIMIT)
+    siblings = (
+        Checkpoint.objects.filter(thread=thread).without_payload().exclude(pk=checkpoint.pk).newest_first()
+    )
+    context: dict[str, Any] = {
+        "workspace": workspace,
+        "title": f"Checkpoint {checkpoint.checkpoint_id}",
+        "nav": "threads",
+        "thread": thread,
+        "checkpoint": checkpoint,
+        "readable": readable,
+        "integrity": integrity_status(checkpoint),
+        "documents": [
+            (name, render_json_text(getattr(checkpoint, name)) if readable else None) for name in DOCUMENTS
+        ],
+        "lineage": lineage,
+        "lineage_more": lineage_more,
+        "children": list(
+            siblings.filter(namespace=checkpoint.namespace, parent_checkpoint_id=checkpoint.checkpoint_id)[
+                :50
+            ]
+        ),
+        "forks": list(
+            Thread.objects.filter(
+                forked_from=thread,
+                forked_from_checkpoint_id=checkpoint.checkpoint_id,
+                forked_from_namespace=checkpoint.namespace,
+            )[:50]
+        ),
+        "diff_choices": list(siblings[:DIFF_CHOICES_LIMIT]),
+        "pending_writes": pending_writes_for(
+            thread=thread, namespace=checkpoint.namespace, checkpoint_id=checkpoint.checkpoint_id
+        )[:100],
+    }
+    return render(request, "checkpoints/dashboard/checkpoint_detail.html", context)
+
+
+@workspace_view
+def checkpoint_raw(
+    request: HttpRequest, workspace: Workspace, thread_id: str, checkpoint_id: str
+) -> HttpResponse:
+    """One stored document, byte for byte as it was hashed, as a download."""
+    part = request.GET.get("part", "state")
+    if part not in DOCUMENTS:
+        raise ValidationFailed("part must be state, context or metadata.")
+    checkpoint = _checkpoint(request, workspace, thread_id, checkpoint_id)
+    ensure_readable(checkpoint)
+    response = HttpResponse(getattr(checkpoint, part), content_type="application/json; charset=utf-8")
+    filename = f"{checkpoint.thread.thread_id}-{checkpoint.checkpoint_id}-{part}.json"
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["X-Checksum-Verified"] = "true" if checkpoint_verify(checkpoint) else "false"
+    return response
+
+
+def _diff_source(request: HttpRequest, workspace: Workspace, checkpoint: Checkpoint) -> Checkpoint | None:
+    """The checkpoint to compare against: `?against=` (in `?against_thread=`, possibly another thread such
+    as a fork's origin), else the parent, else nothing (a root is diffed against an empty document)."""
+    against = request.GET.get("against", "").strip()
+    if against:
+        return checkpoint_get(
+            workspace=workspace,
+            thread_id=request.GET.get("against_thread", "").strip() or checkpoint.thread.thread_id,
+            checkpoint_id=against,
+            namespace=namespace_param(request, "against_ns"),
+        )
+    if checkpoint.parent_checkpoint_id is None:
+        return None
+    return checkpoint_get(
+        workspace=workspace,
+        thread_id=checkpoint.thread.thread_id,
+        checkpoint_id=checkpoint.parent_checkpoint_id,
+        namespace=checkpoint.namespace,
+    )
+
+
+@workspace_view
+def checkpoint_diff_view(
+    request: HttpRequest, workspace: Workspace, thread_id: str, checkpoint_id: str
+) -> HttpResponse:
+    checkpoint = _checkpoint(request, workspace, thread_id, checkpoint_id)
+    source = _diff_source(request, workspace, checkpoint)
+    patch = checkpoint_diff(checkpoint=checkpoint, against=source)
+    if request.GET.get("format") == "json":
+        response = HttpResponse(json.dumps(patch, ensure_ascii=False), content_type="application/json")
+        response["Content-Disposition"] = f'attachment; filename="{checkpoint.checkpoint_id}-diff.json"'
+        return response
+    document = {name: source.decoded(name) for name in DOCUMENTS} if source is not None else {}
+    context = {
+        "workspace": workspace,
+        "title": f"Diff of {checkpoint.checkpoint_id}",
+        "nav": "threads",
+        "thread": checkpoint.thread,
+        "checkpoint": checkpoint,
+        "source": source,
+        "diff": side_by_side(document, patch),
+        "cross_thread": source is not None and source.thread_id != checkpoint.thread_id,
+    }
+    return render(request, "checkpoints/dashboard/checkpoint_diff.html", context)
