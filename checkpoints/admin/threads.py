@@ -1,0 +1,195 @@
+"""Threads (delete and prune through the services) and messages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.db.models import QuerySet
+from django.db.models.functions import Substr
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+from checkpoints.admin.base import (
+    BulkOperation,
+    CairnModelAdmin,
+    ReadOnlyAdminMixin,
+    WorkspaceFilter,
+    admin_link,
+    json_value,
+)
+from checkpoints.models import Message, Thread
+from checkpoints.services.audit import Actor
+from checkpoints.services.messages import message_delete
+from checkpoints.services.threads import thread_delete, thread_prune
+
+
+def _delete(thread: Thread, actor: Actor) -> bool:
+    thread_delete(thread=thread, actor=actor)
+    return True
+
+
+def _prune(thread: Thread, actor: Actor) -> bool:
+    return thread_prune(thread=thread, strategy="keep_latest", actor=actor) > 0
+
+
+DELETE = BulkOperation(
+    "delete",
+    "Delete all matching threads",
+    "Each thread and everything under it (checkpoints, pending writes, messages) is erased for good; an "
+    "audit event thread.delete remains for each.",
+    _delete,
+    permission="delete",
+)
+PRUNE = BulkOperation(
+    "prune",
+    "Prune all matching threads to their latest checkpoints",
+    "Keeps only the newest live checkpoint of each namespace of each thread; older ones, tombstones and "
+    "expired ones are deleted. Each prune is audited.",
+    _prune,
+)
+
+
+class ForkedFilter(admin.SimpleListFilter):
+    title = "origin"
+    parameter_name = "forked"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("yes", "Forked from another thread"), ("no", "Not a fork")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() in ("yes", "no"):
+            return (
+                queryset.exclude(forked_from_checkpoint_id="")
+                if self.value() == "yes"
+                else queryset.filter(forked_from_checkpoint_id="")
+            )
+        return queryset
+
+
+@admin.register(Thread)
+class ThreadAdmin(ReadOnlyAdminMixin, CairnModelAdmin):
+    list_display = (
+        "thread_id",
+        "workspace",
+        "name",
+        "user_id",
+        "tags",
+        "pinned",
+        "forked_from_link",
+        "created_at",
+        "updated_at",
+    )
+    list_filter = (WorkspaceFilter, "pinned", ForkedFilter)
+    search_fields = ("=thread_id", "=user_id", "name")
+    search_help_text = "Exact thread id or user id, or part of the name."
+    date_hierarchy = "created_at"
+    list_select_related = ("workspace", "forked_from")
+    changelist_defer = ("metadata", "scope")
+    bulk_operations = (DELETE, PRUNE)
+    actions = [CairnModelAdmin.action_for(op) for op in bulk_operations]
+    fields = (
+        "dashboard",
+        "workspace",
+        "thread_id",
+        "name",
+        "user_id",
+        "tags",
+        "metadata_view",
+        "scope",
+        "ttl_seconds",
+        "expires_at",
+        "pinned",
+        "forked_from_link",
+        "forked_from_checkpoint_id",
+        "forked_from_namespace",
+        "last_message_seq",
+        "last_summarized_seq",
+        "created_at",
+        "updated_at",
+        "checkpoints_link",
+        "messages_link",
+    )
+    readonly_fields = fields
+
+    @admin.display(description="forked from")
+    def forked_from_link(self, obj: Thread) -> SafeString | str:
+        return admin_link(obj.forked_from, obj.forked_from.thread_id) if obj.forked_from else "—"
+
+    @admin.display(description="dashboard")
+    def dashboard(self, obj: Thread) -> SafeString:
+        url = reverse("dashboard:thread", kwargs={"slug": obj.workspace.slug, "thread_id": obj.thread_id})
+        return format_html('<a href="{}">Open in the dashboard</a>', url)
+
+    @admin.display(description="metadata")
+    def metadata_view(self, obj: Thread) -> SafeString:
+        return json_value(obj.metadata)
+
+    @admin.display(description="checkpoints")
+    def checkpoints_link(self, obj: Thread) -> SafeString:
+        url = reverse("admin:checkpoints_checkpoint_changelist")
+        return format_html('<a href="{}?q={}">Checkpoints of this thread</a>', url, obj.thread_id)
+
+    @admin.display(description="messages")
+    def messages_link(self, obj: Thread) -> SafeString:
+        url = reverse("admin:checkpoints_message_changelist")
+        return format_html('<a href="{}?q={}">Messages of this thread</a>', url, obj.thread_id)
+
+
+def _delete_message(message: Message, actor: Actor) -> bool:
+    message_delete(message=message, actor=actor)
+    return True
+
+
+DELETE_MESSAGES = BulkOperation(
+    "delete",
+    "Delete all matching messages",
+    "Each message is erased for good (seqs of the others do not change); each deletion is audited.",
+    _delete_message,
+    permission="delete",
+)
+
+
+@admin.register(Message)
+class MessageAdmin(ReadOnlyAdminMixin, CairnModelAdmin):
+    workspace_path = "thread__workspace"
+    list_display = ("seq", "thread_link", "role", "preview", "message_id", "created_at")
+    list_filter = (WorkspaceFilter, "role")
+    search_fields = ("=thread__thread_id", "=message_id")
+    search_help_text = "Exact thread id or message id."
+    date_hierarchy = "created_at"
+    list_select_related = ("thread",)
+    changelist_defer = ("content", "content_blocks", "tool_calls", "usage", "metadata", "search_text")
+    bulk_operations = (DELETE_MESSAGES,)
+    actions = [CairnModelAdmin.action_for(op) for op in bulk_operations]
+    fields = (
+        "thread_link",
+        "seq",
+        "message_id",
+        "role",
+        "name",
+        "content",
+        "content_blocks",
+        "tool_calls",
+        "tool_call_id",
+        "usage",
+        "metadata",
+        "size_bytes",
+        "created_at",
+    )
+    readonly_fields = fields
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        # The list shows the start of each message without loading the (deferred) whole text.
+        return super().get_queryset(request).annotate(content_start=Substr("content", 1, 120))
+
+    @admin.display(description="content")
+    def preview(self, obj: Message) -> str:
+        start: str = getattr(obj, "content_start", "") or ""
+        return start + ("…" if len(start) == 120 else "")
+
+    @admin.display(description="thread", ordering="thread__thread_id")
+    def thread_link(self, obj: Message) -> SafeString | str:
+        return admin_link(obj.thread, obj.thread.thread_id)
