@@ -4,7 +4,7 @@ Imported by tests/medallions/conftest.py and by the API tests of medallions."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -52,18 +52,11 @@ def make_medallion(workspace: Workspace) -> MakeMedallion:
 
 
 @pytest.fixture
-def eager(settings: Any) -> Iterator[None]:
-    """Job tasks run in-process when published (the broker is not what these tests test). Celery read its
-    configuration once, so the app's copy is switched too."""
-    from project.celery import app
-
+def eager(settings: Any) -> None:
+    """Job tasks run in-process when published (the broker is not what these tests test). Celery reads the
+    Django setting on every access, so the settings fixture is enough; writing `app.conf` instead would pin
+    the value for every later test."""
     settings.CELERY_TASK_ALWAYS_EAGER = True
-    previous = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    try:
-        yield
-    finally:
-        app.conf.task_always_eager = previous
 
 
 def result_of(job: Job) -> dict[str, Any]:
