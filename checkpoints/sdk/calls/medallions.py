@@ -78,12 +78,6 @@ def _medallion(response: Response) -> Medallion:
     return medallion_from_dict(response.body)
 
 
-def _scope_list(items: Sequence[str]) -> str | None:
-    # Comma-separated form of the repeatable parameter; scope items never contain commas in practice, and
-    # those that do are sent repeated instead (below).
-    return ",".join(items) if items else None
-
-
 def medallion_create(document: Mapping[str, Any]) -> Call[Medallion]:
     body = to_json_object(document, path="$")
     return Call("POST", "medallions/", _medallion, body=body)
@@ -126,10 +120,14 @@ def medallion_get(medallion_id: str) -> Call[Medallion]:
     return Call("GET", f"medallions/{seg(medallion_id)}/", _medallion, idempotent=True)
 
 
-def medallion_update(medallion_id: str, changes: Mapping[str, Any]) -> Call[Medallion]:
-    # Not idempotent: every PATCH records a new revision.
+def medallion_update(
+    medallion_id: str, changes: Mapping[str, Any], *, expected_version: int | None = None
+) -> Call[Medallion]:
+    """Not idempotent: every PATCH records a new revision. `expected_version` (If-Match) refuses the change
+    with PreconditionFailed if someone else changed the medallion since that version."""
     body = to_json_object(changes, path="$")
-    return Call("PATCH", f"medallions/{seg(medallion_id)}/", _medallion, body=body)
+    headers = {"If-Match": f'"{expected_version}"'} if expected_version is not None else {}
+    return Call("PATCH", f"medallions/{seg(medallion_id)}/", _medallion, body=body, headers=headers)
 
 
 def medallion_delete(medallion_id: str) -> Call[None]:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph, add_messages
 from langgraph.graph.state import CompiledStateGraph
@@ -103,13 +104,15 @@ def step(
     app: CompiledStateGraph[Any, Any, Any, Any], thread_id: str, numbers: tuple[int, int] = (6, 7)
 ) -> str:
     """Advance the thread by one run: start it, resume it after a crash, or answer the review."""
-    config: dict[str, Any] = {"configurable": {"thread_id": thread_id}}
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
     snapshot = app.get_state(config)
     if not snapshot.values:
-        app.invoke({"numbers": numbers, "messages": [HumanMessage(content="Compute please.")]}, config)
+        start: dict[str, Any] = {"numbers": numbers, "messages": [HumanMessage(content="Compute please.")]}
+        app.invoke(start, config)
         return "started"
     if snapshot.interrupts:
-        app.invoke(Command(resume="yes"), config)
+        resume: Command[Any] = Command(resume="yes")
+        app.invoke(resume, config)
         return "resumed after review"
     if snapshot.next:
         app.invoke(None, config)  # a run that died: continue from its last checkpoint

@@ -48,9 +48,12 @@ class MedallionMethods(SyncBase):
     def medallion_get(self, medallion_id: str) -> Medallion:
         return self.send(md.medallion_get(medallion_id))
 
-    def medallion_update(self, medallion_id: str, changes: Mapping[str, Any]) -> Medallion:
-        """Change status and/or content: a new revision."""
-        return self.send(md.medallion_update(medallion_id, changes))
+    def medallion_update(
+        self, medallion_id: str, changes: Mapping[str, Any], *, expected_version: int | None = None
+    ) -> Medallion:
+        """Change status and/or content: a new revision (PreconditionFailed if `expected_version` is
+        stale)."""
+        return self.send(md.medallion_update(medallion_id, changes, expected_version=expected_version))
 
     def medallion_delete(self, medallion_id: str) -> None:
         self.send(md.medallion_delete(medallion_id))

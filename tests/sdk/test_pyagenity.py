@@ -1,0 +1,130 @@
+"""pyagenity parity against a live server: state, messages and threads keyed by thread_id + user_id, async
+and sync — and a user never reading, writing or listing another user's threads (pyagenity had no user
+isolation)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from checkpoints.sdk import Client, NotFound
+from checkpoints.sdk.pyagenity import CairnCheckpointer, ThreadInfo
+
+ALICE = {"thread_id": "conv_123", "user_id": "alice"}
+BOB_ON_ALICES = {"thread_id": "conv_123", "user_id": "bob"}
+
+
+@dataclass
+class AgentState:
+    context: list[str] = field(default_factory=list)
+    step: int = 0
+
+
+@pytest.fixture
+def checkpointer(cairn_url: str, cairn_key: str) -> Any:
+    saver = CairnCheckpointer(cairn_url, cairn_key)
+    yield saver
+    saver.release()
+
+
+def test_it_keeps_state_messages_and_threads_async(checkpointer: CairnCheckpointer) -> None:
+    async def scenario() -> None:
+        assert await checkpointer.aget_state(ALICE) is None
+        await checkpointer.aput_state(ALICE, {"context": ["hi"], "step": 1})
+        await checkpointer.aput_state(ALICE, {"context": ["hi", "there"], "step": 2})
+        assert await checkpointer.aget_state(ALICE) == {"context": ["hi", "there"], "step": 2}
+        assert await checkpointer.aget_state_cache(ALICE) == {"context": ["hi", "there"], "step": 2}
+
+        stored = await checkpointer.aput_messages(
+            ALICE,
+            [
+                {"role": "user", "content": "What's the weather in Lyon?"},
+                {"role": "assistant", "content": [{"type": "text", "text": "Sunny in Lyon."}]},
+                {"role": "tool", "content": "22C", "tool_call_id": "call-1"},
+            ],
+            metadata={"execution_step": 3, "node": "tool_executor"},
+        )
+        assert [m.seq for m in stored] == [1, 2, 3]
+        assert stored[1].content == "Sunny in Lyon." and stored[1].content_blocks == [
+            {"type": "text", "text": "Sunny in Lyon."}
+        ]
+        assert stored[0].metadata == {"execution_step": 3, "node": "tool_executor"}
+        found = await checkpointer.alist_messages(ALICE, search="weather")
+        assert [m.seq for m in found] == [1]
+        assert [m.seq for m in await checkpointer.alist_messages(ALICE, offset=1, limit=1)] == [2]
+        assert (await checkpointer.aget_message(ALICE, stored[2].message_id)).tool_call_id == "call-1"
+        await checkpointer.adelete_message(ALICE, stored[2].message_id)
+        assert [m.seq for m in await checkpointer.alist_messages(ALICE)] == [1, 2]
+        with pytest.raises(ValueError, match="limit"):
+            await checkpointer.alist_messages(ALICE, limit=0)  # pyagenity returned everything
+
+        info = await checkpointer.aput_thread(
+            ALICE,
+            ThreadInfo(thread_id="conv_123", thread_name="Weather", metadata={"tags": ["w"]}, run_id="r-1"),
+        )
+        assert (info.thread_name, info.user_id, info.run_id) == ("Weather", "alice", "r-1")
+        assert (await checkpointer.aget_thread(ALICE)) == info
+        await checkpointer.aput_state({"thread_id": "conv_456", "user_id": "alice"}, {"step": 0})
+        listed = await checkpointer.alist_threads({"user_id": "alice"})
+        assert sorted(t.thread_id for t in listed) == ["conv_123", "conv_456"]
+        assert [
+            t.thread_id for t in await checkpointer.alist_threads({"user_id": "alice"}, search="Weath")
+        ] == ["conv_123"]
+
+        await checkpointer.aclear_state(ALICE)
+        assert await checkpointer.aget_state(ALICE) is None
+        assert [m.seq for m in await checkpointer.alist_messages(ALICE)] == [1, 2]  # messages stay
+        await checkpointer.aclean_thread(ALICE)
+        assert await checkpointer.aget_thread(ALICE) is None
+
+    asyncio.run(scenario())
+
+
+def test_a_user_never_reaches_another_users_threads(checkpointer: CairnCheckpointer, client: Client) -> None:
+    checkpointer.put_state(ALICE, {"secret": "alice's"})
+    checkpointer.put_messages(ALICE, [{"role": "user", "content": "alice's message"}])
+    message_id = checkpointer.list_messages(ALICE)[0].message_id
+
+    # Reading: another user's thread looks exactly like a missing one.
+    assert checkpointer.get_state(BOB_ON_ALICES) is None
+    assert checkpointer.list_messages(BOB_ON_ALICES) == []
+    assert checkpointer.get_thread(BOB_ON_ALICES) is None
+    with pytest.raises(NotFound):
+        checkpointer.get_message(BOB_ON_ALICES, message_id)
+    # Writing: refused, and nothing changes.
+    with pytest.raises(NotFound):
+        checkpointer.put_state(BOB_ON_ALICES, {"secret": "bob overwrote it"})
+    with pytest.raises(NotFound):
+        checkpointer.put_messages(BOB_ON_ALICES, [{"role": "user", "content": "bob was here"}])
+    with pytest.raises(NotFound):
+        checkpointer.put_thread(BOB_ON_ALICES, ThreadInfo(thread_id="conv_123", thread_name="mine now"))
+    with pytest.raises(NotFound):
+        checkpointer.delete_message(BOB_ON_ALICES, message_id)
+    checkpointer.clear_state(BOB_ON_ALICES)
+    checkpointer.clean_thread(BOB_ON_ALICES)
+    # Listing: only one's own threads, whatever the search.
+    checkpointer.put_state({"thread_id": "bobs", "user_id": "bob"}, {"n": 1})
+    assert [t.thread_id for t in checkpointer.list_threads({"user_id": "bob"})] == ["bobs"]
+    assert checkpointer.list_threads({"user_id": "bob"}, search="conv") == []
+    with pytest.raises(ValueError, match="user_id"):
+        checkpointer.list_threads({})  # never a silent default user
+
+    assert checkpointer.get_state(ALICE) == {"secret": "alice's"}
+    assert [m.content for m in checkpointer.list_messages(ALICE)] == ["alice's message"]
+    assert client.thread_get("conv_123").user_id == "alice"
+    # A thread with no owner (made through the API) belongs to no checkpointer user either.
+    client.thread_create("unowned")
+    assert checkpointer.get_state({"thread_id": "unowned", "user_id": "alice"}) is None
+    with pytest.raises(ValueError, match="user_id"):
+        checkpointer.get_state({"thread_id": "conv_123"})
+
+
+def test_it_rebuilds_typed_states(cairn_url: str, cairn_key: str) -> None:
+    typed = CairnCheckpointer(cairn_url, cairn_key, state_type=AgentState)
+    typed.put_state(ALICE, AgentState(context=["a"], step=4))
+    restored = typed.get_state(ALICE)
+    assert restored == AgentState(context=["a"], step=4)
+    typed.release()
