@@ -9,6 +9,7 @@ from typing import Any
 
 from checkpoints.llm.text import Sentence, clean_statement, jaccard, truncate
 from checkpoints.medallion_schema import Decision, OpenQuestion, Subsystem, stable_id
+from checkpoints.medallion_schema.checks import NAME_MAX_CHARS
 
 _I = re.IGNORECASE
 _WE = r"(?:we|i|the team|team|everyone)"
@@ -280,6 +281,9 @@ def entry_points(artefacts: dict[str, Any], sentences: Sequence[Sentence], limit
     return list(dict.fromkeys(found))[:limit]
 
 
+ITEM_CHARS = 400
+
+
 def statements_matching(
     pattern: re.Pattern[str], sentences: Sequence[Sentence], limit: int = 20
 ) -> list[str]:
@@ -290,9 +294,6 @@ def statements_matching(
             if not any(jaccard(statement.lower().split(), r.lower().split()) > 0.7 for r in results):
                 results.append(statement)
     return results[:limit]
-
-
-ITEM_CHARS = 400
 
 
 def avoid_repeating(sentences: Sequence[Sentence]) -> list[str]:
@@ -358,4 +359,4 @@ def subsystem_status(
         for clause in re.split(r"[,;:]", sentence.text):
             if pattern.search(clause):
                 status = next((s for s, cue in _STATUS_CUES if cue.search(clause)), status)
-    return Subsystem(name=name, status=status, notes=notes)
+    return Subsystem(name=truncate(name, NAME_MAX_CHARS), status=status, notes=notes)

@@ -19,6 +19,7 @@ import logging
 import random
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -37,6 +38,14 @@ from checkpoints.medallion_schema import (
 logger = logging.getLogger(__name__)
 
 MAX_BACKOFF_SECONDS = 30.0
+
+
+@dataclass
+class _Attempt:
+    content: MedallionContent | None = None
+    problem: str = ""
+    transient: bool = False  # worth retrying after a backoff (timeouts, connection errors, 429, 5xx)
+    response: httpx.Response | None = None
 
 
 class OpenAICompatibleProvider:
@@ -92,45 +101,47 @@ class OpenAICompatibleProvider:
 
     def _complete(self, messages: list[dict[str, str]]) -> MedallionContent:
         problems: list[str] = []
-        last_was_invalid = False
+        last: _Attempt | None = None
         with httpx.Client(timeout=self.timeout_seconds, transport=self.transport) as client:
-            for attempt in range(1, self.max_attempts + 1):
-                delay = 0.0
-                try:
-                    response = client.post(self.url, json=self._payload(messages), headers=self._headers())
-                except httpx.TimeoutException:
-                    problems.append(f"attempt {attempt}: timed out after {self.timeout_seconds:g} s")
-                    delay, last_was_invalid = self._backoff(attempt), False
-                except httpx.TransportError as exc:
-                    problems.append(f"attempt {attempt}: connection failed ({type(exc).__name__}: {exc})")
-                    delay, last_was_invalid = self._backoff(attempt), False
-                else:
-                    status = response.status_code
-                    if status == 429 or status >= 500:
-                        problems.append(f"attempt {attempt}: HTTP {status} {_snippet(response.text)}")
-                        delay, last_was_invalid = self._backoff(attempt, response), False
-                    elif status >= 400:
-                        raise LLMRequestRefused(
-                            f"{self.url} refused the request: HTTP {status} {_snippet(response.text)}"
-                        )
-                    else:
-                        try:
-                            return parse_completion(response)
-                        except LLMOutputInvalid as exc:
-                            problems.append(f"attempt {attempt}: {exc}")
-                            last_was_invalid = True
-                            messages = [
-                                *messages,
-                                {"role": "assistant", "content": _answer_text(response)[:20_000]},
-                                prompts.correction_message(str(exc)),
-                            ]
+            for number in range(1, self.max_attempts + 1):
+                last = self._attempt(client, messages)
+                if last.content is not None:
+                    return last.content
+                problems.append(f"attempt {number}: {last.problem}")
                 logger.warning("LLM %s, %s", self.url, problems[-1])
-                if attempt < self.max_attempts and delay:
-                    self.sleep(delay)
+                if last.transient:
+                    if number < self.max_attempts:
+                        self.sleep(self._backoff(number, last.response))
+                elif last.response is not None:
+                    # Show the model its answer and what is wrong with it, so the retry can fix it.
+                    answer = {"role": "assistant", "content": _answer_text(last.response)[:20_000]}
+                    messages = [*messages, answer, prompts.correction_message(last.problem)]
         summary = "; ".join(problems)
-        if last_was_invalid:
+        if last is not None and not last.transient:
             raise LLMOutputInvalid(f"no valid medallion after {self.max_attempts} attempts: {summary}")
         raise LLMUnavailable(f"{self.url} failed {self.max_attempts} attempts: {summary}")
+
+    def _attempt(self, client: httpx.Client, messages: list[dict[str, str]]) -> _Attempt:
+        """One request. Transient failures and invalid answers are returned; a refused request raises."""
+        try:
+            response = client.post(self.url, json=self._payload(messages), headers=self._headers())
+        except httpx.TimeoutException:
+            return _Attempt(problem=f"timed out after {self.timeout_seconds:g} s", transient=True)
+        except httpx.TransportError as exc:
+            return _Attempt(problem=f"connection failed ({type(exc).__name__}: {exc})", transient=True)
+        status = response.status_code
+        if status == 429 or status >= 500:
+            return _Attempt(
+                problem=f"HTTP {status} {_snippet(response.text)}", transient=True, response=response
+            )
+        if status >= 400:
+            raise LLMRequestRefused(
+                f"{self.url} refused the request: HTTP {status} {_snippet(response.text)}"
+            )
+        try:
+            return _Attempt(content=parse_completion(response))
+        except LLMOutputInvalid as exc:
+            return _Attempt(problem=str(exc), response=response)
 
     def _backoff(self, attempt: int, response: httpx.Response | None = None) -> float:
         retry_after = response.headers.get("Retry-After") if response is not None else None

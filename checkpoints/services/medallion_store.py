@@ -24,7 +24,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from checkpoints import medallion_schema as schema
-from checkpoints.llm import MedallionProvider
+from checkpoints.llm import LLMOutputInvalid, MedallionProvider
 from checkpoints.models import Job, Medallion, MedallionRevision, Thread, Workspace
 from checkpoints.services.medallion_reads import medallion_document
 
@@ -114,8 +114,14 @@ class _Request:
 
     def content_for(self, current: Medallion | None) -> schema.MedallionContent:
         if current is None:
-            return self.provider.generate(self.scope, self.evidence)
-        return self.provider.update(medallion_document(current), self.evidence)
+            content = self.provider.generate(self.scope, self.evidence)
+        else:
+            content = self.provider.update(medallion_document(current), self.evidence)
+        # Whatever the provider, only valid content is stored: every later read parses it again.
+        try:
+            return schema.MedallionContent.from_dict(content.to_dict(), require_all=True)
+        except schema.SchemaError as exc:
+            raise LLMOutputInvalid(f"{self.provider.model} wrote an invalid medallion: {exc}") from exc
 
     def insert(self, content: schema.MedallionContent) -> Medallion:
         now = timezone.now()

@@ -18,7 +18,7 @@ from django.db import transaction
 
 from checkpoints import medallion_schema as schema
 from checkpoints.exceptions import NotFound, Unavailable, ValidationFailed
-from checkpoints.llm import get_provider
+from checkpoints.llm import MedallionProvider, get_provider
 from checkpoints.llm.extract import is_reference
 from checkpoints.models import Job, Medallion, Message, Thread, Workspace
 from checkpoints.services.audit import Actor, audit_record
@@ -199,24 +199,15 @@ def _advance_guard(thread: Thread, after: int, through: int) -> Any:
     return guard
 
 
-def medallion_summarize_thread(job: Job) -> dict[str, Any]:
-    """Job handler of `thread_summarize_submit`: fold every message after the marker (as it stands when
-    the job starts) into the thread-scope medallion, MESSAGES_PER_REVISION at a time."""
-    thread = Thread.objects.filter(workspace=job.workspace, thread_id=job.params["thread_id"]).first()
-    if thread is None:
-        raise NotFound(f"Thread {job.params['thread_id']!r} was deleted before it could be summarised.")
-    scope = thread_scope(thread)
-    if scope.is_empty:
-        raise ValidationFailed(f"Thread {thread.thread_id!r} no longer has a scope.")
-    target = thread.last_message_seq
-    provider = get_provider()
-    outcome: Upsert | None = None
-    created = False
-    folded = revisions = 0
+def _fold_next(
+    job: Job, thread: Thread, scope: schema.MedallionScope, provider: MedallionProvider, target: int
+) -> tuple[Upsert, int] | None:
+    """Fold the next run of unsummarised messages (up to seq `target`) into the medallion; None when nothing
+    is left. Returns the upsert and how many messages it folded in."""
     while True:
         after = Thread.objects.filter(pk=thread.pk).values_list("last_summarized_seq", flat=True).first()
         if after is None or after >= target:
-            break
+            return None
         messages = list(
             Message.objects.filter(thread=thread, seq__gt=after, seq__lte=target).order_by("seq")[
                 :MESSAGES_PER_REVISION
@@ -225,7 +216,7 @@ def medallion_summarize_thread(job: Job) -> dict[str, Any]:
         if not messages:
             # Deleted since: nothing to fold in, only the marker to move.
             Thread.objects.filter(pk=thread.pk, last_summarized_seq=after).update(last_summarized_seq=target)
-            break
+            return None
         try:
             outcome = medallion_upsert(
                 workspace=job.workspace,
@@ -240,8 +231,26 @@ def medallion_summarize_thread(job: Job) -> dict[str, Any]:
             )
         except StaleInput:
             continue  # another summary moved the marker: rebuild from where it is now
+        return outcome, len(messages)
+
+
+def medallion_summarize_thread(job: Job) -> dict[str, Any]:
+    """Job handler of `thread_summarize_submit`: fold every message after the marker (as it stands when
+    the job starts) into the thread-scope medallion, MESSAGES_PER_REVISION at a time."""
+    thread = Thread.objects.filter(workspace=job.workspace, thread_id=job.params["thread_id"]).first()
+    if thread is None:
+        raise NotFound(f"Thread {job.params['thread_id']!r} was deleted before it could be summarised.")
+    scope = thread_scope(thread)
+    if scope.is_empty:
+        raise ValidationFailed(f"Thread {thread.thread_id!r} no longer has a scope.")
+    provider = get_provider()
+    outcome: Upsert | None = None
+    created = False
+    folded = revisions = 0
+    while (step := _fold_next(job, thread, scope, provider, thread.last_message_seq)) is not None:
+        outcome, count = step
         created = created or outcome.created
-        folded += len(messages)
+        folded += count
         revisions += 1
     # Nothing left to fold (a redelivered job, or another summary did it): report the scope's medallion.
     medallion = outcome.medallion if outcome else medallion_active(job.workspace, scope)

@@ -129,14 +129,7 @@ def medallion_update(
             {"version": locked.version},
         )
     before = {field: getattr(locked, field) for field in _TRACKED}
-    current = medallion_content(locked)
-    content = schema.MedallionContent(
-        summary=patch.summary or current.summary,
-        decisions=current.decisions if patch.decisions is None else patch.decisions,
-        open_questions=current.open_questions if patch.open_questions is None else patch.open_questions,
-        affordances=patch.affordances or current.affordances,
-    )
-    for field, value in {**content_fields(content), **patch.meta}.items():
+    for field, value in {**content_fields(_patched(medallion_content(locked), patch)), **patch.meta}.items():
         setattr(locked, field, value)
     if patch.status is not None:
         locked.status = patch.status
@@ -168,6 +161,16 @@ def medallion_update(
         details={"version": locked.version, "fields": changed, "status": [before["status"], locked.status]},
     )
     return Medallion.objects.for_api().get(pk=locked.pk)
+
+
+def _patched(current: schema.MedallionContent, patch: schema.MedallionPatch) -> schema.MedallionContent:
+    """The content with the parts the patch sends replaced (an empty list is a value, not "unchanged")."""
+    return schema.MedallionContent(
+        summary=patch.summary or current.summary,
+        decisions=current.decisions if patch.decisions is None else patch.decisions,
+        open_questions=current.open_questions if patch.open_questions is None else patch.open_questions,
+        affordances=patch.affordances or current.affordances,
+    )
 
 
 _TRACKED = (

@@ -23,6 +23,7 @@ from checkpoints.medallion_schema import (
 from checkpoints.models import Job, Medallion, MedallionRevision, Thread, Workspace
 from checkpoints.services.audit import Actor
 from checkpoints.services.jobs import job_execute
+from checkpoints.services.medallion_reads import medallion_document
 from checkpoints.services.medallion_store import medallion_upsert
 from checkpoints.services.medallions import (
     medallion_checkpoint,
@@ -123,6 +124,16 @@ def test_it_records_the_source_thread_and_widens_the_knowledge_window(workspace:
     medallion = Medallion.objects.get()
     assert medallion.source_thread_public_id == "run-1"  # kept when an update names no thread
     assert medallion.knowledge_min_ts == first.created_at and medallion.knowledge_max_ts == second.created_at
+
+
+def test_the_longest_scope_items_still_make_a_valid_medallion(workspace: Workspace) -> None:
+    node = "module:" + "x" * 248  # 255 characters: the longest a scope item may be
+    job = checkpoint(workspace, {"graph_nodes": [node], "tags": []}, evidence(f"Worked on {node[-20:]}."))
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    medallion = Medallion.objects.for_api().get()
+    document = medallion_document(medallion)  # parses the stored content again
+    assert document.summary.subsystems[0].name.startswith("module:xxx")
+    assert len(document.summary.subsystems[0].name) <= 200
 
 
 def test_the_job_is_idempotent_when_redelivered(workspace: Workspace) -> None:
