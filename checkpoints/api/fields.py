@@ -11,6 +11,8 @@ from typing import Any
 
 from django.conf import settings
 from django.core.validators import RegexValidator
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from checkpoints.integrity import parse_timestamp
@@ -76,6 +78,7 @@ class StrictBooleanField(serializers.BooleanField):
         return data
 
 
+@extend_schema_field(OpenApiTypes.ANY)
 class AnyJSONField(serializers.Field):
     """Any JSON value, passed through (the parser already refused what JSON cannot hold)."""
 
@@ -86,6 +89,7 @@ class AnyJSONField(serializers.Field):
         return value
 
 
+@extend_schema_field({"type": "object", "additionalProperties": True})
 class JSONObjectField(AnyJSONField):
     """A JSON object."""
 
@@ -109,6 +113,7 @@ class StringListField(serializers.ListField):
         return super().to_internal_value(data)
 
 
+@extend_schema_field(OpenApiTypes.DATETIME)
 class TimestampField(serializers.Field):
     """An ISO 8601 timestamp with an explicit offset (a naive one is ambiguous and refused)."""
 

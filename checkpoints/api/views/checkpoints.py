@@ -143,6 +143,7 @@ def save_arguments(data: dict[str, Any], query_namespace: str | None) -> dict[st
 
 class ThreadCheckpointsView(WorkspaceAPIView):
     @extend_schema(
+        operation_id="threads_checkpoints_list",
         summary="Timeline of a thread, newest first",
         parameters=[NAMESPACE_PARAM, INCLUDE_STATE_PARAM, *FILTER_PARAMS, *LIST_PARAMS],
         responses=CheckpointPageSerializer,
@@ -361,6 +362,7 @@ class CheckpointWritesView(WorkspaceAPIView):
 
 class WorkspaceCheckpointsView(WorkspaceAPIView):
     @extend_schema(
+        operation_id="checkpoints_list",
         summary="Workspace-wide timeline (filter by agent, thread, handoff inbox, framework, dates)",
         parameters=[
             OpenApiParameter("thread_id", str),
