@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
 
 .PHONY: run test lint format bench clean
 
@@ -17,9 +19,11 @@ $(STAMP): pyproject.toml
 	@echo "Writing .env with a fresh SECRET_KEY (kept out of git)."
 	@printf 'SECRET_KEY=%s\nDEBUG=true\n' "$$($(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))')" > .env
 
+# Web + celery worker + celery beat (filesystem broker, or Redis when REDIS_URL is set); Ctrl-C stops all.
+# `serve --seed-demo` runs seed_demo first, so the admin login and API key end up in the final banner.
 run: $(STAMP) .env
 	$(BIN)/python manage.py migrate --no-input
-	$(BIN)/python manage.py runserver 127.0.0.1:8000
+	$(BIN)/python manage.py serve --seed-demo --host $(HOST) --port $(PORT)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -56,21 +56,26 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def stack_env(root: Path, **extra: str) -> dict[str, str]:
-    """The environment of an embedded-mode stack in `root`, plus `extra` (e.g. REDIS_URL)."""
+def stack_env(root: Path, *, redis_url: str = "", database_url: str = "", **extra: str) -> dict[str, str]:
+    """The environment of a stack in `root`: the embedded default (SQLite file, filesystem broker) unless
+    `redis_url` / `database_url` are given. Every choice is set explicitly: real environment variables win
+    over a `.env` file in the repository, so nothing of the developer's setup leaks in."""
     env = {key: value for key, value in os.environ.items() if key not in _OWN}
     env.update(
         {
             "SECRET_KEY": "stack-test-secret-key",
             "DEBUG": "true",
+            "DATABASE_URL": database_url,
             "SQLITE_PATH": str(root / "db.sqlite3"),
+            "REDIS_URL": redis_url,
+            "CELERY_BROKER_URL": redis_url or "filesystem://",
             "CAIRN_DATA_DIR": str(root / "data"),
             "CELERY_TASK_DEFAULT_QUEUE": f"test-{uuid.uuid4().hex[:12]}",
             "PYTHONPATH": str(REPO),
             "PYTHONUNBUFFERED": "1",
+            **extra,
         }
     )
-    env.update(extra)
     return env
 
 

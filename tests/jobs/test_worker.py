@@ -28,17 +28,18 @@ def stack(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Stack]:
     """A migrated stack: the embedded default (SQLite + filesystem broker), or Redis as the broker with
     PostgreSQL as the database when DATABASE_URL is set."""
     with contextlib.ExitStack() as resources:
-        extra = {"CAIRN_SWEEP_INTERVAL_SECONDS": "1"}
+        redis_url = database_url = ""
         if request.param == "redis":
-            extra["REDIS_URL"] = os.environ["REDIS_URL"]
+            redis_url = os.environ["REDIS_URL"]
             if os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")):
-                extra["DATABASE_URL"] = resources.enter_context(
-                    fresh_postgres_database(os.environ["DATABASE_URL"])
-                )
-        stack = Stack(tmp_path, stack_env(tmp_path, **extra))
+                database_url = resources.enter_context(fresh_postgres_database(os.environ["DATABASE_URL"]))
+        env = stack_env(
+            tmp_path, redis_url=redis_url, database_url=database_url, CAIRN_SWEEP_INTERVAL_SECONDS="1"
+        )
+        stack = Stack(tmp_path, env)
         resources.callback(stack.close)
-        if request.param == "redis":
-            resources.callback(_forget_queue, extra["REDIS_URL"], stack.env["CELERY_TASK_DEFAULT_QUEUE"])
+        if redis_url:
+            resources.callback(_forget_queue, redis_url, env["CELERY_TASK_DEFAULT_QUEUE"])
         stack.manage("migrate", "--no-input")
         yield stack
 
