@@ -289,6 +289,7 @@ def test_checkpoint_runs_as_a_job_and_answers_202_with_it(
             400,
             {"path": "$.evidence.artefacts.k"},
         ),
+        ({**CHECKPOINT, "scope": {"graph_nodes": ["n"] * 257}}, 400, {"path": "$.scope.graph_nodes"}),
         ({**CHECKPOINT, "extra": True}, 400, {"fields": {"extra": ["Unknown field."]}}),
         ({**CHECKPOINT, "scope": ["repo:muse"]}, 400, None),
         ({**CHECKPOINT, "thread_id": "no such thread"}, 400, None),
@@ -375,3 +376,19 @@ def test_the_openapi_document_describes_the_medallion_endpoints(api: ApiClient) 
     ]
     assert created["properties"]["meta"]["properties"]["knowledge_min_ts"]["nullable"] is True
     assert set(paths["/api/v1/medallions/checkpoint/"]["post"]["responses"]) == {"200", "201", "202"}
+
+
+@pytest.mark.parametrize(
+    "evidence",
+    [
+        '{"session_summary": "lone \\ud800"}',
+        '{"session_summary": "x", "artefacts": {"\\udfff": 1}}',
+        '{"session_summary": "x", "transcripts": ["nul \\u0000"]}',
+    ],
+)
+def test_checkpoint_refuses_text_postgresql_cannot_store(api: ApiClient, evidence: str) -> None:
+    raw = '{"scope": {"tags": ["t"]}, "evidence": ' + evidence + "}"
+    response = api.generic("POST", f"{URL}checkpoint/", raw, content_type="application/json")
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["code"] == "validation_error"
+    assert not Job.objects.exists()
