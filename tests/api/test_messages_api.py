@@ -300,3 +300,13 @@ def test_it_renders_unicode_as_is(api: ApiClient) -> None:
     response = api.get(URL)
     assert "決定 قرار 🎉".encode() in response.content
     assert json.loads(response.content)["results"][0]["content"] == "決定 قرار 🎉"
+
+
+def test_it_refuses_a_body_over_the_limit_with_413_before_storing_anything(
+    api: ApiClient, settings: Any
+) -> None:
+    settings.CAIRN_MAX_BODY_BYTES = 2048
+    response = api.post(URL, {"messages": [{"role": "user", "content": "x" * 4096}]})
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == "payload_too_large"
+    assert not Message.objects.exists()

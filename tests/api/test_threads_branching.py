@@ -323,3 +323,15 @@ def test_it_reports_storage_by_namespace_and_kind(api: ApiClient) -> None:
         "totals": {"state_bytes": 23, "writes_bytes": 5, "messages_bytes": 8, "bytes": 36},
     }
     assert api.get(f"{THREADS}t/").json()["storage_bytes"] == 36
+
+
+def test_it_keeps_branching_inside_the_workspace(
+    api: ApiClient, other_api: ApiClient, source: dict[str, Checkpoint]
+) -> None:
+    make_checkpoint(other_api.workspace, "theirs", checkpoint_id="their-cp")
+    # Another workspace's checkpoint id is as unknown here as a missing one.
+    assert api.post(f"{THREADS}src/fork/", {"checkpoint_id": "their-cp"}).status_code == 404
+    # Thread ids are per workspace: copying onto an id used in another workspace is fine and leaves it be.
+    assert api.post(f"{THREADS}src/copy/", {"thread_id": "theirs"}).status_code == 201
+    assert other_api.get(f"{THREADS}theirs/state/").json()["checkpoint_id"] == "their-cp"
+    assert api.get(f"{THREADS}theirs/state/").json()["checkpoint_id"] == "c2"
