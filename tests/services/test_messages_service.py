@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 import time_machine
@@ -68,7 +69,9 @@ def test_it_leaves_a_pure_retry_without_any_write(workspace: Workspace) -> None:
         [{"role": "user", "content": 3}],
     ],
 )
-def test_it_refuses_invalid_batches_at_the_service_too(workspace: Workspace, messages: list) -> None:  # type: ignore[type-arg]
+def test_it_refuses_invalid_batches_at_the_service_too(
+    workspace: Workspace, messages: list[dict[str, Any]]
+) -> None:
     with pytest.raises(ValidationFailed):
         messages_append(workspace=workspace, thread_id="t", messages=messages)
     assert not Thread.objects.exists()
