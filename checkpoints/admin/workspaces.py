@@ -26,6 +26,23 @@ class MembershipInline(admin.TabularInline):
     readonly_fields = ("created_at",)
 
 
+class RetentionRuleFilter(admin.SimpleListFilter):
+    title = "retention rule"
+    parameter_name = "rule"
+    RULES = {
+        "default_ttl": ("Has a default TTL", "default_ttl_seconds__isnull"),
+        "keep_latest": ("Keeps the latest N", "keep_latest__isnull"),
+        "idle_expiry": ("Expires idle threads", "thread_idle_ttl_seconds__isnull"),
+    }
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [(key, label) for key, (label, _) in self.RULES.items()]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        rule = self.RULES.get(self.value() or "")
+        return queryset.filter(**{rule[1]: False}) if rule else queryset
+
+
 @admin.register(Workspace)
 class WorkspaceAdmin(CairnModelAdmin):
     workspace_path = ""
@@ -38,6 +55,7 @@ class WorkspaceAdmin(CairnModelAdmin):
         "created_at",
         "dashboard",
     )
+    list_filter = (RetentionRuleFilter,)
     search_fields = ("slug", "name")
     date_hierarchy = "created_at"
     inlines = (MembershipInline,)

@@ -186,3 +186,28 @@ def test_it_browses_medallion_revisions_and_the_retention_preview(
     page.get_by_role("link", name="Sweep now…").click()
     assert page.get_by_role("button", name="Sweep now").is_visible()  # a confirmation step, not the sweep
     assert Checkpoint.objects.get(pk=due.pk).expired_at is None
+
+
+def test_it_works_without_javascript(
+    browser: Any, live_server: LiveServer, world: World, settings: Any
+) -> None:
+    settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    try:
+        log_in(
+            page, live_server, f"/dashboard/w/acme/threads/run-1/checkpoints/{world.step2.checkpoint_id}/?ns="
+        )
+        # Collapsing is native <details>: it works, and the JavaScript-only buttons are not shown.
+        assert not page.get_by_role("button", name="Collapse all").first.is_visible()
+        node = page.locator("details.j-node").first
+        assert node.evaluate("e => e.open")
+        node.locator("summary").first.click()
+        assert not node.evaluate("e => e.open")
+        # Actions are plain forms: expire through the confirmation page.
+        page.get_by_role("link", name="Expire now…").click()
+        page.get_by_role("button", name="Expire now").click()
+        assert "expired" in page.locator(".flash").inner_text()
+        assert page.locator("[data-integrity]").get_attribute("data-integrity") == "erased"
+    finally:
+        context.close()

@@ -216,3 +216,14 @@ def test_it_summarises_a_thread_now_as_a_job(
     page = flashed(dash, response)
     assert f"Summary job {job.job_id} queued." in page
     assert "succeeded" in page  # the job is listed on the thread page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_reports_a_broker_outage_without_leaving_a_job(dash: Client, world: World) -> None:
+    from tests.jobs.helpers import broker_down
+
+    with broker_down():
+        response = dash.post(reverse("dashboard:retention-sweep", args=[world.workspace.slug]))
+    assert response.status_code == 503
+    assert "Not done." in response.content.decode() and "unavailable" in response.content.decode()
+    assert not Job.objects.filter(kind=Job.Kind.SWEEP).exists()

@@ -128,3 +128,14 @@ def test_it_limits_the_number_of_operations_shown() -> None:
     patch = [{"op": "add", "path": f"/k{n}", "value": n} for n in range(20)]
     diff = side_by_side({}, patch, limit=5)
     assert len(diff.rows) == 5 and diff.total == 20 and diff.truncated
+
+
+def test_it_formats_durations_and_compact_json_for_templates() -> None:
+    from checkpoints.templatetags.dashboard import compact_json, duration
+
+    assert duration(2_592_000) == "30 days"
+    assert duration(3_725) == "1 h 2 min 5 s"
+    assert duration(0) == "0 s" and duration(None) == ""
+    assert compact_json({"a": [1, "é"]}) == '{"a": [1, "é"]}'
+    cut = compact_json({"k": "x" * 100}, 20)
+    assert len(cut) == 20 and cut.endswith("…")

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import User
 
-from checkpoints.models import Checkpoint, Job, Medallion, MedallionRevision, Membership, Thread, Workspace
+from checkpoints.models import Checkpoint, Job, Medallion, Membership, Thread, Workspace
 from checkpoints.services.audit import Actor
 from checkpoints.services.checkpoints import checkpoint_expire, checkpoint_handoff, checkpoint_set_ttl
+from checkpoints.services.medallions import medallion_create, medallion_update
 from checkpoints.services.messages import messages_append
 from checkpoints.services.threads import thread_fork
 from tests.factories import make_checkpoint
@@ -102,27 +103,52 @@ def build_world(workspace: Workspace) -> World:
     tool = make_checkpoint(workspace, thread_id, namespace="tools", agent_id="search", state={"hits": 3})
     thread = Thread.objects.get(workspace=workspace, thread_id=thread_id)
     fork = thread_fork(source=thread, actor=actor, checkpoint=step1, namespace="", thread_id="run-1-fork")
-    medallion = Medallion.objects.create(
+    medallion = medallion_create(
         workspace=workspace,
-        graph_nodes=["billing"],
-        tags=["refactor"],
-        scope_key="k" * 64,
-        high_level="Billing is being split into invoices and payments.",
-        version=2,
-        source_thread=thread,
-        decisions=[
-            {"id": "d1", "statement": "Split invoices from payments", "rationale": "", "confidence": 0.9}
-        ],
+        actor=actor,
+        document={
+            "scope": {"graph_nodes": ["billing"], "tags": ["refactor"]},
+            "summary": {
+                "high_level": "Billing refactor started.",
+                "subsystems": [
+                    {"name": "billing/invoices", "status": "in_progress", "notes": "being split out"}
+                ],
+            },
+            "decisions": [
+                {
+                    "id": "D-1",
+                    "statement": "Split invoices from payments.",
+                    "rationale": "They change at different rates.",
+                    "confidence": 0.9,
+                }
+            ],
+            "open_questions": [
+                {
+                    "id": "Q-1",
+                    "question": "Which rounding mode do invoices use?",
+                    "blocked_on": ["finance"],
+                    "priority": "high",
+                }
+            ],
+            "affordances": {
+                "recommended_entry_points": ["billing/invoices.py"],
+                "avoid_repeating": ["re-running the full data migration"],
+                "invariants": None,
+            },
+            "meta": {"model": "cairn-extractive-1", "source_thread_id": thread_id},
+        },
     )
-    for version, summary in ((1, "Billing refactor started."), (2, medallion.high_level)):
-        MedallionRevision.objects.create(
-            medallion=medallion,
-            version=version,
-            status="active",
-            actor_label="test",
-            content={"summary": {"high_level": summary}, "version": version},
-            evidence={"session_summary": f"session {version}"},
-        )
+    medallion = medallion_update(
+        medallion=medallion,
+        actor=actor,
+        changes={
+            "summary": {
+                "high_level": "Billing is being split into invoices and payments.",
+                "subsystems": [{"name": "billing/invoices", "status": "stable", "notes": "split out"}],
+            },
+            "open_questions": [],
+        },
+    )
     Job.objects.create(
         workspace=workspace,
         kind=Job.Kind.SUMMARIZE,
