@@ -4,7 +4,7 @@ Imported by tests/medallions/conftest.py and by the API tests of medallions."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -52,11 +52,25 @@ def make_medallion(workspace: Workspace) -> MakeMedallion:
 
 
 @pytest.fixture
-def eager(settings: Any) -> None:
-    """Job tasks run in-process when published (the broker is not what these tests test). Celery reads the
-    Django setting on every access, so the settings fixture is enough; writing `app.conf` instead would pin
-    the value for every later test."""
+def eager(settings: Any) -> Iterator[None]:
+    """Job tasks run in-process when published (the broker is not what these tests test).
+
+    Celery reads the Django setting on every access, unless a value was written to `app.conf` (it then
+    shadows the setting for good): such a pin is lifted for the test and put back exactly as it was."""
+    from project.celery import app
+
+    changes = app.conf.changes
+    assert changes is not None
+    pinned = changes.pop("task_always_eager", _UNSET)
     settings.CELERY_TASK_ALWAYS_EAGER = True
+    try:
+        yield
+    finally:
+        if pinned is not _UNSET:
+            changes["task_always_eager"] = pinned
+
+
+_UNSET = object()
 
 
 def result_of(job: Job) -> dict[str, Any]:
