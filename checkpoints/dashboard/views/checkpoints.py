@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
@@ -14,6 +15,7 @@ from checkpoints.dashboard.diffview import side_by_side
 from checkpoints.dashboard.jsonview import render_json_text
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import Checkpoint, Thread, Workspace
+from checkpoints.models.thread import CLIENT_ID_PATTERN
 from checkpoints.services.checkpoint_reads import (
     checkpoint_diff,
     checkpoint_get,
@@ -24,6 +26,7 @@ from checkpoints.services.checkpoint_reads import (
 from checkpoints.services.checkpoints import checkpoint_verify
 
 DOCUMENTS = ("state", "context", "metadata")
+_CLIENT_ID = re.compile(CLIENT_ID_PATTERN)
 LINEAGE_LIMIT = 50
 DIFF_CHOICES_LIMIT = 200
 
@@ -33,6 +36,16 @@ def namespace_param(request: HttpRequest, name: str = "ns") -> str | None:
     value = request.GET.get(name)
     if value is not None and (len(value) > 255 or "\x00" in value):
         raise ValidationFailed(f"{name} must be a namespace of at most 255 characters.")
+    return value
+
+
+def client_id_param(request: HttpRequest, name: str) -> str | None:
+    """A thread or checkpoint id from the query string (None when absent or empty); 400 unless well-formed."""
+    value = request.GET.get(name, "").strip()
+    if not value:
+        return None
+    if not _CLIENT_ID.fullmatch(value):
+        raise ValidationFailed(f"{name} is not a valid id (1-128 letters, digits, '.', '_', ':' or '-').")
     return value
 
 
@@ -117,11 +130,11 @@ def checkpoint_raw(
 def _diff_source(request: HttpRequest, workspace: Workspace, checkpoint: Checkpoint) -> Checkpoint | None:
     """The checkpoint to compare against: `?against=` (in `?against_thread=`, possibly another thread such
     as a fork's origin), else the parent, else nothing (a root is diffed against an empty document)."""
-    against = request.GET.get("against", "").strip()
+    against = client_id_param(request, "against")
     if against:
         return checkpoint_get(
             workspace=workspace,
-            thread_id=request.GET.get("against_thread", "").strip() or checkpoint.thread.thread_id,
+            thread_id=client_id_param(request, "against_thread") or checkpoint.thread.thread_id,
             checkpoint_id=against,
             namespace=namespace_param(request, "against_ns"),
         )
