@@ -59,9 +59,12 @@ def eager(settings: Any) -> Iterator[None]:
     shadows the setting for good): such a pin is lifted for the test and put back exactly as it was."""
     from project.celery import app
 
-    changes = app.conf.changes
-    assert changes is not None
-    pinned = changes.pop("task_always_eager", _UNSET)
+    app.conf.task_always_eager  # noqa: B018  (loads the configuration, so its layers exist)
+    layers = app.conf.maps
+    assert layers is not None
+    changes = layers[0]  # the layer values written to app.conf land in
+    assert isinstance(changes, dict)
+    pinned = changes.pop("task_always_eager") if "task_always_eager" in changes else _UNSET
     settings.CELERY_TASK_ALWAYS_EAGER = True
     try:
         yield
