@@ -127,46 +127,60 @@ def _row_svg(row_index: int, row: TreeRow, spans: list[_Span], lanes: int) -> Sa
     )
 
 
-def _layout(nodes: list[Checkpoint], head: Checkpoint | None, now: datetime) -> NamespaceTree:
+def _parents(nodes: list[Checkpoint]) -> tuple[list[int | None], dict[int, list[int]]]:
+    """Each row's parent row (None when the parent is not among the rows) and each row's child rows."""
     index = {node.checkpoint_id: position for position, node in enumerate(nodes)}
+    parents: list[int | None] = []
     children: dict[int, list[int]] = defaultdict(list)
     for position, node in enumerate(nodes):
         parent = index.get(node.parent_checkpoint_id or "")
-        if parent is not None and parent < position:
+        parent = parent if parent is not None and parent < position else None
+        parents.append(parent)
+        if parent is not None:
             children[parent].append(position)
+    return parents, children
+
+
+def _assign_lanes(
+    parents: list[int | None], children: dict[int, list[int]]
+) -> tuple[list[int], list[bool], _Lanes]:
+    """Each row's lane and whether it starts a branch, plus the spans to draw."""
     lanes = _Lanes()
-    lane_of: dict[int, int] = {}
-    rows: list[TreeRow] = []
-    for position, node in enumerate(nodes):
-        parent = index.get(node.parent_checkpoint_id or "")
-        parent_shown = parent is not None and parent < position
-        is_branch = False
-        if parent is not None and parent_shown and children[parent][0] == position:
+    lane_of: list[int] = []
+    branch: list[bool] = []
+    for position, parent in enumerate(parents):
+        if parent is not None and children[parent][0] == position:
             lane = lane_of[parent]  # the continuation span was reserved when the parent was placed
-        elif parent is not None and parent_shown and lane_of[parent] < MAX_LANES:
-            is_branch = True
+        elif parent is not None and lane_of[parent] < MAX_LANES:
             found = lanes.first_free(parent, position)
             lane = MAX_LANES if found is None else found
             if found is not None:
                 lanes.add(_Span(found, parent, position, lane_of[parent]))
         else:
-            is_branch = parent_shown
             found = lanes.first_free(position, position)
             lane = MAX_LANES if found is None else found
-        lane_of[position] = lane
+        lane_of.append(lane)
+        branch.append(parent is not None and children[parent][0] != position)
         if children[position] and lane < MAX_LANES:
             lanes.add(_Span(lane, position, children[position][0], lane))
-        rows.append(
-            TreeRow(
-                checkpoint=node,
-                lane=lane,
-                is_head=head is not None and node.pk == head.pk,
-                is_readable=node.is_readable(now),
-                parent_shown=parent_shown,
-                is_branch=is_branch,
-            )
+    return lane_of, branch, lanes
+
+
+def _layout(nodes: list[Checkpoint], head: Checkpoint | None, now: datetime) -> NamespaceTree:
+    parents, children = _parents(nodes)
+    lane_of, branch, lanes = _assign_lanes(parents, children)
+    rows = [
+        TreeRow(
+            checkpoint=node,
+            lane=lane_of[position],
+            is_head=head is not None and node.pk == head.pk,
+            is_readable=node.is_readable(now),
+            parent_shown=parents[position] is not None,
+            is_branch=branch[position],
         )
-    width = max((row.lane for row in rows), default=0) + 1
+        for position, node in enumerate(nodes)
+    ]
+    width = max(lane_of, default=0) + 1
     spans_by_row: dict[int, list[_Span]] = defaultdict(list)
     for span in lanes.spans:
         for row_index in range(span.start, span.end + 1):
