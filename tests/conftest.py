@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from django.core.cache import cache
@@ -42,6 +43,14 @@ class ApiClient(APIClient):
     workspace: Workspace
     key: ApiKey
     secret: str
+
+
+@pytest.fixture
+def eager_celery(settings: Any) -> None:
+    """Celery tasks run in-process when published, for tests whose subject is not the broker (the jobs suite
+    runs a real worker). Set through the Django setting only: a value written to `app.conf` would shadow the
+    setting for every later test in the process."""
+    settings.CELERY_TASK_ALWAYS_EAGER = True
 
 
 @pytest.fixture
