@@ -8,13 +8,13 @@ import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from django.db import connection
 
 from checkpoints.models import ApiKey, Workspace
-from checkpoints.sdk import AsyncClient, Client
+from checkpoints.sdk import Client
 from checkpoints.services.workspaces import api_key_create
 from tests.factories import WorkspaceFactory
 
@@ -51,7 +51,7 @@ class OneRequestAtATime:
 def cairn_url(live_server: Any) -> str:
     """The base URL of a live Cairn server on the test database."""
     httpd = live_server.thread.httpd
-    if connection.vendor == "sqlite" and connection.is_in_memory_db():
+    if connection.vendor == "sqlite" and cast(Any, connection).is_in_memory_db():
         app = httpd.get_app()
         if not isinstance(app, OneRequestAtATime):
             httpd.set_app(OneRequestAtATime(app))
@@ -83,11 +83,6 @@ def cairn_key(sdk_workspace: Workspace, make_key: Callable[..., str]) -> str:
 def client(cairn_url: str, cairn_key: str) -> Iterator[Client]:
     with Client(cairn_url, cairn_key) as sdk:
         yield sdk
-
-
-@pytest.fixture
-def aclient(cairn_url: str, cairn_key: str) -> AsyncClient:
-    return AsyncClient(cairn_url, cairn_key)
 
 
 def subprocess_env(cairn_url: str, cairn_key: str) -> dict[str, str]:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
 from checkpoints.sdk import Client
@@ -23,7 +24,7 @@ from tests.sdk.conftest import PYTHON, subprocess_env
 pytestmark = pytest.mark.slow
 
 
-def _config(thread_id: str) -> dict[str, Any]:
+def _config(thread_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread_id}}
 
 
@@ -95,7 +96,7 @@ def test_it_travels_back_in_history_and_forks_with_update_state(
         original_final = app.get_state(config)
 
         history = list(app.get_state_history(config))
-        steps = [snapshot.metadata["step"] for snapshot in history]
+        steps = [(snapshot.metadata or {}).get("step", 0) for snapshot in history]
         assert steps == sorted(steps, reverse=True) and steps[-1] == -1
         before_review = next(s for s in history if s.next == ("review",))
         assert before_review.interrupts  # review ran there and asked its question
@@ -109,7 +110,8 @@ def test_it_travels_back_in_history_and_forks_with_update_state(
             == before_review.config["configurable"]["checkpoint_id"]
         )
         app.invoke(None, fork_config)  # runs review from the fork: interrupts again
-        app.invoke(Command(resume="no"), config)
+        answer: Command[Any] = Command(resume="no")
+        app.invoke(answer, config)
         forked_final = app.get_state(config)
         assert forked_final.values["results"] == {"add": 0, "multiply": 0}
         assert forked_final.values["approved"] is False
@@ -130,8 +132,10 @@ def test_it_runs_two_threads_concurrently_without_interference(cairn_url: str, c
 
             async def run(thread_id: str, numbers: tuple[int, int]) -> dict[str, Any]:
                 config = _config(thread_id)
-                await app.ainvoke({"numbers": numbers, "messages": [HumanMessage(content=thread_id)]}, config)
-                await app.ainvoke(Command(resume="yes"), config)
+                start: dict[str, Any] = {"numbers": numbers, "messages": [HumanMessage(content=thread_id)]}
+                await app.ainvoke(start, config)
+                answer: Command[Any] = Command(resume="yes")
+                await app.ainvoke(answer, config)
                 return (await app.aget_state(config)).values
 
             return list(await asyncio.gather(run("left", (1, 2)), run("right", (10, 20))))

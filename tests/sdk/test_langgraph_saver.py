@@ -29,6 +29,11 @@ def _config(thread_id: str, checkpoint_id: str | None = None, ns: str = "") -> A
     return {"configurable": configurable}
 
 
+def _meta(**values: Any) -> Any:
+    """LangGraph metadata with custom keys (its TypedDict lists only the standard ones)."""
+    return values
+
+
 def _checkpoint(values: dict[str, Any], versions: dict[str, Any]) -> Any:
     checkpoint = empty_checkpoint()
     checkpoint["channel_values"] = values
@@ -72,7 +77,7 @@ def test_it_stores_json_as_json_messages_as_role_and_content_and_the_rest_as_siz
         "nul": "a\x00b",
     }
     stored = saver.put(
-        _config("values"), _checkpoint(values, {k: 1 for k in values}), {"note": {"nested": "x\x00y"}}, {}
+        _config("values"), _checkpoint(values, {k: 1 for k in values}), _meta(note={"nested": "x\x00y"}), {}
     )
 
     restored = saver.get_tuple(stored)
@@ -84,7 +89,7 @@ def test_it_stores_json_as_json_messages_as_role_and_content_and_the_rest_as_siz
     assert math.isnan(got["nan"])
     # LangGraph strips NUL from top-level metadata strings itself; a nested one is kept (as a placeholder,
     # since metadata is also jsonb, which cannot hold NUL).
-    assert restored.metadata["note"] == {"nested": "x\x00y"}
+    assert _meta(**restored.metadata)["note"] == {"nested": "x\x00y"}
 
     # What the API (and the dashboard) sees.
     state = client.checkpoint_get("values", stored["configurable"]["checkpoint_id"], namespace="").state
@@ -158,7 +163,7 @@ def test_it_lists_across_threads_with_filter_before_and_limit(saver: CairnSaver)
     ids = []
     for thread in ("wide-a", "wide-b", "wide-a", "wide-b"):
         checkpoint = empty_checkpoint()
-        saver.put(_config(thread), checkpoint, {"source": "loop", "owner": thread}, {})
+        saver.put(_config(thread), checkpoint, _meta(source="loop", owner=thread), {})
         ids.append(checkpoint["id"])
     everything = [t.checkpoint["id"] for t in saver.list(None)]
     assert everything == sorted(ids, reverse=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
@@ -24,7 +23,6 @@ from checkpoints.sdk.medallion import (
     load_medallions_for_scope,
 )
 from checkpoints.tasks import medallion_checkpoint_job
-from project.celery import app as celery_app
 from tests.medallions.fixtures import eager  # noqa: F401  (fixture: jobs run when published)
 from tests.sdk.conftest import OneRequestAtATime
 
@@ -100,12 +98,10 @@ def _server_lock(live_server: Any) -> AbstractContextManager[Any]:
 
 
 @pytest.fixture
-def no_eager() -> Iterator[None]:
-    """Jobs wait in the broker for a worker (whatever an earlier test left in the app's configuration)."""
-    previous = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = False
-    yield
-    celery_app.conf.task_always_eager = previous
+def no_eager(settings: Any) -> None:
+    """Jobs wait in the broker for a worker (set through the Django setting, never `app.conf`, which would
+    shadow the setting for every later test)."""
+    settings.CELERY_TASK_ALWAYS_EAGER = False
 
 
 @pytest.mark.usefixtures("no_eager")
@@ -124,6 +120,7 @@ def test_it_waits_for_a_job_a_worker_finishes_later(client: Client, live_server:
         medallion = pending.result(timeout=60)
     job.refresh_from_db()
     assert job.status == Job.Status.SUCCEEDED
+    assert isinstance(job.result, dict)
     assert medallion.meta.medallion_id == job.result["medallion_id"] and medallion.meta.version == 1
 
 

@@ -43,7 +43,7 @@ class AsyncBase:
             return cast(T, stop.value)
 
     async def paginate(
-        self, list_method: Callable[..., Awaitable[Page[T]]], /, **kwargs: Any
+        self, list_method: Callable[..., Awaitable[Page[T]]], /, *args: Any, **kwargs: Any
     ) -> AsyncIterator[T]:
         """Every item of a list, page after page.
 
@@ -51,7 +51,7 @@ class AsyncBase:
         """
         cursor: str | None = None
         while True:
-            page = await list_method(**kwargs, cursor=cursor)
+            page = await list_method(*args, **kwargs, cursor=cursor)
             for item in page.results:
                 yield item
             cursor = page.next_cursor

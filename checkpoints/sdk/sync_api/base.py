@@ -42,14 +42,14 @@ class SyncBase:
         except StopIteration as stop:
             return cast(T, stop.value)
 
-    def paginate(self, list_method: Callable[..., Page[T]], /, **kwargs: Any) -> Iterator[T]:
+    def paginate(self, list_method: Callable[..., Page[T]], /, *args: Any, **kwargs: Any) -> Iterator[T]:
         """Every item of a list, page after page.
 
         `for thread in cairn.paginate(cairn.threads_list, user_id="u"): ...`
         """
         cursor: str | None = None
         while True:
-            page = list_method(**kwargs, cursor=cursor)
+            page = list_method(*args, **kwargs, cursor=cursor)
             yield from page.results
             cursor = page.next_cursor
             if not cursor:
