@@ -116,7 +116,9 @@ class _Flows:
         is created for the user, and another user's thread is NotFound: it can be neither used nor taken."""
         for _attempt in range(2):
             try:
-                thread: Thread = yield th_calls.thread_get(thread_id)
+                # The server answers 404 for another user's thread (`?user_id=`); the owner is checked here
+                # again, so neither side alone can let a thread leak.
+                thread: Thread = yield th_calls.thread_get(thread_id, user_id=user_id)
             except NotFound:
                 if not create:
                     return None
@@ -124,7 +126,7 @@ class _Flows:
                     created: Thread = yield th_calls.thread_create(thread_id=thread_id, user_id=user_id)
                     return created
                 except Conflict:
-                    continue  # someone created it meanwhile: read it and check its owner
+                    continue  # it exists: created meanwhile by this user, or another user's
             if thread.user_id == user_id:
                 return thread
             if not create:
@@ -161,7 +163,7 @@ class _Flows:
     def clear_state_flow(self, memory: flows.ClientMemory, config: Mapping[str, Any]) -> flows.Flow[None]:
         thread_id, user_id = _keys(config)
         if (yield from self._owned(thread_id, user_id, create=False)) is not None:
-            yield th_calls.thread_prune(thread_id, "delete")
+            yield th_calls.thread_prune(thread_id, "delete", user_id=user_id)
             memory.forget_head(thread_id, "")
 
     def put_messages_flow(
@@ -171,9 +173,8 @@ class _Flows:
         if not messages:
             return []
         yield from self._owned(thread_id, user_id, create=True)
-        stored: list[Message] = yield th_calls.messages_append(
-            thread_id, [_message(m, metadata) for m in messages]
-        )
+        batch = [_message(m, metadata) for m in messages]
+        stored: list[Message] = yield th_calls.messages_append(thread_id, batch, user_id=user_id)
         return stored
 
     def list_messages_flow(
@@ -188,7 +189,7 @@ class _Flows:
         while limit is None or len(found) < limit:
             want = MAX_PAGE if limit is None else min(MAX_PAGE, limit - len(found) + skip)
             page: Page[Message] = yield th_calls.messages_list(
-                thread_id, search=search, limit=want, cursor=cursor
+                thread_id, search=search, limit=want, cursor=cursor, user_id=user_id
             )
             rows = page.results
             if skip:
@@ -204,14 +205,14 @@ class _Flows:
         thread_id, user_id = _keys(config)
         if (yield from self._owned(thread_id, user_id, create=False)) is None:
             raise NotFound(f"Thread {thread_id!r} not found.", status=0)
-        message: Message = yield th_calls.message_get(thread_id, message_id)
+        message: Message = yield th_calls.message_get(thread_id, message_id, user_id=user_id)
         return message
 
     def delete_message_flow(self, config: Mapping[str, Any], message_id: str) -> flows.Flow[None]:
         thread_id, user_id = _keys(config)
         if (yield from self._owned(thread_id, user_id, create=False)) is None:
             raise NotFound(f"Thread {thread_id!r} not found.", status=0)
-        yield th_calls.message_delete(thread_id, message_id)
+        yield th_calls.message_delete(thread_id, message_id, user_id=user_id)
 
     def put_thread_flow(self, config: Mapping[str, Any], thread_info: ThreadInfo) -> flows.Flow[ThreadInfo]:
         thread_id, user_id = _keys(config)
@@ -224,7 +225,7 @@ class _Flows:
         changes: dict[str, Any] = {"metadata": metadata}
         if thread_info.thread_name is not None:
             changes["name"] = thread_info.thread_name
-        updated: Thread = yield th_calls.thread_update(thread_id, changes)
+        updated: Thread = yield th_calls.thread_update(thread_id, changes, user_id=user_id)
         return ThreadInfo.from_thread(updated)
 
     def get_thread_flow(self, config: Mapping[str, Any]) -> flows.Flow[ThreadInfo | None]:
@@ -258,7 +259,7 @@ class _Flows:
         thread_id, user_id = _keys(config)
         # Another user's thread reads as missing: nothing of this user's to clean.
         if (yield from self._owned(thread_id, user_id, create=False)) is not None:
-            yield th_calls.thread_delete(thread_id)
+            yield th_calls.thread_delete(thread_id, user_id=user_id)
             memory.forget_head(thread_id, "")
 
 
@@ -293,6 +294,8 @@ class CairnCheckpointer(_Flows):
         await self.async_client.aclose()
 
     def release(self) -> None:
+        """Close the blocking client's connections (the async client's belong to its event loop: use
+        `arelease` there)."""
         self.client.close()
 
     # --- async ---------------------------------------------------------------------------------------------

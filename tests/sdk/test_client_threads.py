@@ -51,7 +51,16 @@ def test_it_manages_threads(client: Client) -> None:
     assert [c.checkpoint_id for c in client.checkpoints_list("t-copy")] == [second.checkpoint_id]
     assert client.thread_storage("t-main")
 
-    client.thread_delete("t-main")
+    # `user_id` scopes any thread call to one end user: another user's thread is a 404, like a missing one.
+    assert client.thread_get("t-main", user_id="alice").thread_id == "t-main"
+    with pytest.raises(NotFound):
+        client.thread_get("t-main", user_id="bob")
+    with pytest.raises(NotFound):
+        client.messages_append("t-main", [{"role": "user", "content": "bob"}], user_id="bob")
+    with pytest.raises(NotFound):
+        client.thread_delete("t-main", user_id="bob")
+
+    client.thread_delete("t-main", user_id="alice")
     with pytest.raises(NotFound):
         client.thread_get("t-main")
 

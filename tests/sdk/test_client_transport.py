@@ -183,5 +183,11 @@ def test_it_does_the_same_with_the_async_client(cairn_url: str, cairn_key: str) 
     async def read() -> str:
         return (await shared.thread_get("async")).thread_id
 
+    async def read_and_close() -> str:
+        try:
+            return await read()
+        finally:
+            await shared.aclose()
+
     assert asyncio.run(read()) == "async"
-    assert asyncio.run(read()) == "async"
+    assert asyncio.run(read_and_close()) == "async"

@@ -70,9 +70,10 @@ class AsyncThreadMethods(AsyncBase):
             )
         )
 
-    async def thread_get(self, thread_id: str) -> Thread:
-        """A thread with message_count, checkpoint_count, storage_bytes and head."""
-        return await self.send(th.thread_get(thread_id))
+    async def thread_get(self, thread_id: str, *, user_id: str | None = None) -> Thread:
+        """A thread with message_count, checkpoint_count, storage_bytes and head. With `user_id`, only if
+        it is that end user's thread (NotFound otherwise)."""
+        return await self.send(th.thread_get(thread_id, user_id=user_id))
 
     async def thread_update(
         self,
@@ -85,8 +86,10 @@ class AsyncThreadMethods(AsyncBase):
         scope: Mapping[str, Any] | Unset = UNSET,
         ttl_seconds: int | Unset | None = UNSET,
         pinned: bool | Unset = UNSET,
+        owner: str | None = None,
     ) -> Thread:
-        """Change the fields passed (PATCH)."""
+        """Change the fields passed (PATCH). `owner`: only if the thread is that end user's (NotFound
+        otherwise); `user_id` is the new owner to set."""
         changes = body_of(
             name=name,
             user_id=user_id,
@@ -96,11 +99,11 @@ class AsyncThreadMethods(AsyncBase):
             ttl_seconds=ttl_seconds,
             pinned=pinned,
         )
-        return await self.send(th.thread_update(thread_id, changes))
+        return await self.send(th.thread_update(thread_id, changes, user_id=owner))
 
-    async def thread_delete(self, thread_id: str) -> None:
+    async def thread_delete(self, thread_id: str, *, user_id: str | None = None) -> None:
         """Erase the thread and everything under it (checkpoints, writes, messages)."""
-        await self.send(th.thread_delete(thread_id))
+        await self.send(th.thread_delete(thread_id, user_id=user_id))
 
     async def thread_state(self, thread_id: str, *, namespace: str = "") -> Checkpoint:
         """The head checkpoint of the namespace, with its state (re-hashed). NotFound if none."""
@@ -171,9 +174,11 @@ class AsyncThreadMethods(AsyncBase):
         exists."""
         return await self.send(th.thread_copy(thread_id, target_thread_id))
 
-    async def thread_prune(self, thread_id: str, strategy: str = "keep_latest") -> int:
+    async def thread_prune(
+        self, thread_id: str, strategy: str = "keep_latest", *, user_id: str | None = None
+    ) -> int:
         """`keep_latest` (the newest checkpoint of each namespace survives) or `delete`; returns the count."""
-        return await self.send(th.thread_prune(thread_id, strategy))
+        return await self.send(th.thread_prune(thread_id, strategy, user_id=user_id))
 
     async def thread_summarize(self, thread_id: str) -> Job:
         """Summarise the thread's new messages into its scope's medallion (a job)."""
@@ -186,10 +191,10 @@ class AsyncThreadMethods(AsyncBase):
     # --- messages ----------------------------------------------------------------------------------------
 
     async def messages_append(
-        self, thread_id: str, messages: Sequence[Mapping[str, Any] | Any]
+        self, thread_id: str, messages: Sequence[Mapping[str, Any] | Any], *, user_id: str | None = None
     ) -> list[Message]:
         """Append 1..1000 messages in order; each gets a message_id (if missing) and a seq."""
-        return await self.send(th.messages_append(thread_id, messages))
+        return await self.send(th.messages_append(thread_id, messages, user_id=user_id))
 
     async def messages_list(
         self,
@@ -201,6 +206,7 @@ class AsyncThreadMethods(AsyncBase):
         before_seq: int | None = None,
         limit: int | None = None,
         cursor: str | None = None,
+        user_id: str | None = None,
     ) -> Page[Message]:
         """One page of a thread's messages in seq order; `search` is full text."""
         return await self.send(
@@ -212,14 +218,15 @@ class AsyncThreadMethods(AsyncBase):
                 before_seq=before_seq,
                 limit=limit,
                 cursor=cursor,
+                user_id=user_id,
             )
         )
 
-    async def message_get(self, thread_id: str, message_id: str) -> Message:
-        return await self.send(th.message_get(thread_id, message_id))
+    async def message_get(self, thread_id: str, message_id: str, *, user_id: str | None = None) -> Message:
+        return await self.send(th.message_get(thread_id, message_id, user_id=user_id))
 
-    async def message_delete(self, thread_id: str, message_id: str) -> None:
-        await self.send(th.message_delete(thread_id, message_id))
+    async def message_delete(self, thread_id: str, message_id: str, *, user_id: str | None = None) -> None:
+        await self.send(th.message_delete(thread_id, message_id, user_id=user_id))
 
     async def messages_search(
         self,

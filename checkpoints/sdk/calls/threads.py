@@ -90,19 +90,26 @@ def threads_list(
     return Call("GET", "threads/", _thread_page, params=query, idempotent=True)
 
 
-def thread_get(thread_id: str) -> Call[Thread]:
-    return Call("GET", f"threads/{seg(thread_id)}/", _thread, idempotent=True)
+def thread_get(thread_id: str, *, user_id: str | None = None) -> Call[Thread]:
+    """`user_id`: the thread only if it is that end user's (another user's is a 404, like a missing one)."""
+    return Call("GET", f"threads/{seg(thread_id)}/", _thread, params=params(user_id=user_id), idempotent=True)
 
 
-def thread_update(thread_id: str, changes: Mapping[str, Any]) -> Call[Thread]:
+def thread_update(thread_id: str, changes: Mapping[str, Any], *, user_id: str | None = None) -> Call[Thread]:
     """PATCH sets absolute values, so repeating it changes nothing more: idempotent."""
     body = to_json_object(dict(changes), path="$")
-    return Call("PATCH", f"threads/{seg(thread_id)}/", _thread, body=body, idempotent=True)
+    query = params(user_id=user_id)
+    return Call("PATCH", f"threads/{seg(thread_id)}/", _thread, params=query, body=body, idempotent=True)
 
 
-def thread_delete(thread_id: str) -> Call[None]:
+def thread_delete(thread_id: str, *, user_id: str | None = None) -> Call[None]:
     return Call(
-        "DELETE", f"threads/{seg(thread_id)}/", parse_none, idempotent=True, done_on_retry=frozenset({404})
+        "DELETE",
+        f"threads/{seg(thread_id)}/",
+        parse_none,
+        params=params(user_id=user_id),
+        idempotent=True,
+        done_on_retry=frozenset({404}),
     )
 
 
@@ -137,12 +144,13 @@ def thread_copy(thread_id: str, target_thread_id: str) -> Call[Thread]:
     return Call("POST", f"threads/{seg(thread_id)}/copy/", _thread, body={"thread_id": target_thread_id})
 
 
-def thread_prune(thread_id: str, strategy: str = "keep_latest") -> Call[int]:
+def thread_prune(thread_id: str, strategy: str = "keep_latest", *, user_id: str | None = None) -> Call[int]:
     """Pruning twice prunes nothing more: idempotent."""
     return Call(
         "POST",
         f"threads/{seg(thread_id)}/prune/",
         lambda r: int(r.body.get("pruned", 0)),
+        params=params(user_id=user_id),
         body={"strategy": strategy},
         idempotent=True,
     )
@@ -178,14 +186,18 @@ def message_body(message: Mapping[str, Any] | Any) -> dict[str, Any]:
     return to_json_object(data, path="$.message")
 
 
-def messages_append(thread_id: str, messages: Sequence[Mapping[str, Any] | Any]) -> Call[list[Message]]:
+def messages_append(
+    thread_id: str, messages: Sequence[Mapping[str, Any] | Any], *, user_id: str | None = None
+) -> Call[list[Message]]:
     """Idempotent: every message carries a message_id, and the server treats an identical message with a
-    known id as a no-op."""
+    known id as a no-op. `user_id`: refused (404) if the thread is another user's; a thread the append
+    creates is given that user."""
     body = {"messages": [message_body(m) for m in messages]}
     return Call(
         "POST",
         f"threads/{seg(thread_id)}/messages/",
         lambda r: [Message.from_dict(row) for row in r.body["results"]],
+        params=params(user_id=user_id),
         body=body,
         idempotent=True,
     )
@@ -200,6 +212,7 @@ def messages_list(
     before_seq: int | None = None,
     limit: int | None = None,
     cursor: str | None = None,
+    user_id: str | None = None,
 ) -> Call[Page[Message]]:
     query = params(
         role=role,
@@ -208,24 +221,27 @@ def messages_list(
         before_seq=before_seq,
         limit=_limit(limit),
         cursor=cursor,
+        user_id=user_id,
     )
     return Call("GET", f"threads/{seg(thread_id)}/messages/", _message_page, params=query, idempotent=True)
 
 
-def message_get(thread_id: str, message_id: str) -> Call[Message]:
+def message_get(thread_id: str, message_id: str, *, user_id: str | None = None) -> Call[Message]:
     return Call(
         "GET",
         f"threads/{seg(thread_id)}/messages/{seg(message_id)}/",
         lambda r: Message.from_dict(r.body),
+        params=params(user_id=user_id),
         idempotent=True,
     )
 
 
-def message_delete(thread_id: str, message_id: str) -> Call[None]:
+def message_delete(thread_id: str, message_id: str, *, user_id: str | None = None) -> Call[None]:
     return Call(
         "DELETE",
         f"threads/{seg(thread_id)}/messages/{seg(message_id)}/",
         parse_none,
+        params=params(user_id=user_id),
         idempotent=True,
         done_on_retry=frozenset({404}),
     )

@@ -70,9 +70,10 @@ class ThreadMethods(SyncBase):
             )
         )
 
-    def thread_get(self, thread_id: str) -> Thread:
-        """A thread with message_count, checkpoint_count, storage_bytes and head."""
-        return self.send(th.thread_get(thread_id))
+    def thread_get(self, thread_id: str, *, user_id: str | None = None) -> Thread:
+        """A thread with message_count, checkpoint_count, storage_bytes and head. With `user_id`, only if
+        it is that end user's thread (NotFound otherwise)."""
+        return self.send(th.thread_get(thread_id, user_id=user_id))
 
     def thread_update(
         self,
@@ -85,8 +86,10 @@ class ThreadMethods(SyncBase):
         scope: Mapping[str, Any] | Unset = UNSET,
         ttl_seconds: int | Unset | None = UNSET,
         pinned: bool | Unset = UNSET,
+        owner: str | None = None,
     ) -> Thread:
-        """Change the fields passed (PATCH)."""
+        """Change the fields passed (PATCH). `owner`: only if the thread is that end user's (NotFound
+        otherwise); `user_id` is the new owner to set."""
         changes = body_of(
             name=name,
             user_id=user_id,
@@ -96,11 +99,11 @@ class ThreadMethods(SyncBase):
             ttl_seconds=ttl_seconds,
             pinned=pinned,
         )
-        return self.send(th.thread_update(thread_id, changes))
+        return self.send(th.thread_update(thread_id, changes, user_id=owner))
 
-    def thread_delete(self, thread_id: str) -> None:
+    def thread_delete(self, thread_id: str, *, user_id: str | None = None) -> None:
         """Erase the thread and everything under it (checkpoints, writes, messages)."""
-        self.send(th.thread_delete(thread_id))
+        self.send(th.thread_delete(thread_id, user_id=user_id))
 
     def thread_state(self, thread_id: str, *, namespace: str = "") -> Checkpoint:
         """The head checkpoint of the namespace, with its state (re-hashed). NotFound if none."""
@@ -171,9 +174,11 @@ class ThreadMethods(SyncBase):
         exists."""
         return self.send(th.thread_copy(thread_id, target_thread_id))
 
-    def thread_prune(self, thread_id: str, strategy: str = "keep_latest") -> int:
+    def thread_prune(
+        self, thread_id: str, strategy: str = "keep_latest", *, user_id: str | None = None
+    ) -> int:
         """`keep_latest` (the newest checkpoint of each namespace survives) or `delete`; returns the count."""
-        return self.send(th.thread_prune(thread_id, strategy))
+        return self.send(th.thread_prune(thread_id, strategy, user_id=user_id))
 
     def thread_summarize(self, thread_id: str) -> Job:
         """Summarise the thread's new messages into its scope's medallion (a job)."""
@@ -185,9 +190,11 @@ class ThreadMethods(SyncBase):
 
     # --- messages ----------------------------------------------------------------------------------------
 
-    def messages_append(self, thread_id: str, messages: Sequence[Mapping[str, Any] | Any]) -> list[Message]:
+    def messages_append(
+        self, thread_id: str, messages: Sequence[Mapping[str, Any] | Any], *, user_id: str | None = None
+    ) -> list[Message]:
         """Append 1..1000 messages in order; each gets a message_id (if missing) and a seq."""
-        return self.send(th.messages_append(thread_id, messages))
+        return self.send(th.messages_append(thread_id, messages, user_id=user_id))
 
     def messages_list(
         self,
@@ -199,6 +206,7 @@ class ThreadMethods(SyncBase):
         before_seq: int | None = None,
         limit: int | None = None,
         cursor: str | None = None,
+        user_id: str | None = None,
     ) -> Page[Message]:
         """One page of a thread's messages in seq order; `search` is full text."""
         return self.send(
@@ -210,14 +218,15 @@ class ThreadMethods(SyncBase):
                 before_seq=before_seq,
                 limit=limit,
                 cursor=cursor,
+                user_id=user_id,
             )
         )
 
-    def message_get(self, thread_id: str, message_id: str) -> Message:
-        return self.send(th.message_get(thread_id, message_id))
+    def message_get(self, thread_id: str, message_id: str, *, user_id: str | None = None) -> Message:
+        return self.send(th.message_get(thread_id, message_id, user_id=user_id))
 
-    def message_delete(self, thread_id: str, message_id: str) -> None:
-        self.send(th.message_delete(thread_id, message_id))
+    def message_delete(self, thread_id: str, message_id: str, *, user_id: str | None = None) -> None:
+        self.send(th.message_delete(thread_id, message_id, user_id=user_id))
 
     def messages_search(
         self,
