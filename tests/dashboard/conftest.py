@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
@@ -37,14 +35,6 @@ def world(workspace: Workspace) -> World:
 
 
 @pytest.fixture
-def eager_jobs() -> Iterator[None]:
+def eager_jobs(eager_celery: None) -> None:
     """Jobs run in-process when published (the broker is not what dashboard tests test; the jobs suite runs
     a real worker). Publishing happens on commit: wrap requests in django_capture_on_commit_callbacks."""
-    from project.celery import app
-
-    previous = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    try:
-        yield
-    finally:
-        app.conf.task_always_eager = previous
