@@ -80,6 +80,12 @@ def test_it_seeds_chains_a_branch_a_handoff_a_pinned_a_tombstone_and_a_soon_expi
     assert soon.expires_at is not None
     assert timezone.now() < soon.expires_at <= timezone.now() + timedelta(minutes=5)
     assert all(c.checksum for c in Checkpoint.objects.all())
+    threads = {t.thread_id: t for t in Thread.objects.all()}
+    assert (threads["demo-research"].name, threads["demo-research"].user_id) == (
+        "Hybrid search survey",
+        "alice",
+    )
+    assert threads["demo-support"].tags == ["demo", "support"]
 
 
 def test_it_sweeps_now_and_prints_the_counts(

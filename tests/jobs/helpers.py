@@ -10,6 +10,7 @@ from project.celery import app as celery_app
 
 # Port 9 ("discard") has no listener on the test machines: connecting is refused at once.
 DEAD_BROKER_URL = "redis://127.0.0.1:9/0"
+_KEYS = ("broker_url", "broker_transport_options")
 
 
 def _drop_connection_pools() -> None:
@@ -21,17 +22,19 @@ def _drop_connection_pools() -> None:
 
 @contextmanager
 def broker_down() -> Iterator[None]:
-    """Within the block, every publish goes to a broker that refuses connections."""
-    conf = celery_app.conf
-    saved = (conf.broker_url, conf.broker_transport_options, conf.task_always_eager)
-    conf.update(
-        broker_url=DEAD_BROKER_URL,
-        broker_transport_options={"socket_connect_timeout": 1},
-        task_always_eager=False,
-    )
+    """Within the block, every publish goes to a broker that refuses connections.
+
+    The override lives in the app's own layer of changes and is removed afterwards (not overwritten with
+    the old values), so later tests see Django's settings again, `override_settings` included."""
+    changes = celery_app.conf.changes
+    assert changes is not None  # set once the app is configured (it is, by the time tests run)
+    before = {key: changes[key] for key in _KEYS if key in changes}
+    celery_app.conf.update(broker_url=DEAD_BROKER_URL, broker_transport_options={"socket_connect_timeout": 1})
     _drop_connection_pools()
     try:
         yield
     finally:
-        conf.update(broker_url=saved[0], broker_transport_options=saved[1], task_always_eager=saved[2])
+        for key in _KEYS:
+            changes.pop(key, None)
+        changes.update(before)
         _drop_connection_pools()

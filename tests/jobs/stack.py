@@ -166,9 +166,9 @@ class Stack:
         self.processes[name] = process
         return process
 
-    def start_worker(self, *extra: str) -> None:
+    def start_worker(self, name: str = "worker") -> None:
         self.spawn(
-            "worker",
+            name,
             [
                 PYTHON,
                 "-m",
@@ -186,7 +186,6 @@ class Stack:
                 "--without-mingle",
                 "--hostname",
                 f"stack-{uuid.uuid4().hex[:8]}@%h",
-                *extra,
             ],
         )
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterator
+import signal
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,24 +25,28 @@ EXPIRING_TTL_SECONDS = 2
 
 
 @pytest.fixture(params=["filesystem", pytest.param("redis", marks=pytest.mark.redis)])
-def stack(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Stack]:
-    """A migrated stack: the embedded default (SQLite + filesystem broker), or Redis as the broker with
-    PostgreSQL as the database when DATABASE_URL is set."""
+def make_stack(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[..., Stack]]:
+    """Builds a migrated stack with extra environment: the embedded default (SQLite + filesystem broker),
+    or Redis as the broker with PostgreSQL as the database when DATABASE_URL is set."""
     with contextlib.ExitStack() as resources:
-        redis_url = database_url = ""
-        if request.param == "redis":
-            redis_url = os.environ["REDIS_URL"]
-            if os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")):
-                database_url = resources.enter_context(fresh_postgres_database(os.environ["DATABASE_URL"]))
-        env = stack_env(
-            tmp_path, redis_url=redis_url, database_url=database_url, CAIRN_SWEEP_INTERVAL_SECONDS="1"
-        )
-        stack = Stack(tmp_path, env)
-        resources.callback(stack.close)
-        if redis_url:
-            resources.callback(_forget_queue, redis_url, env["CELERY_TASK_DEFAULT_QUEUE"])
-        stack.manage("migrate", "--no-input")
-        yield stack
+
+        def make(**extra: str) -> Stack:
+            redis_url = database_url = ""
+            if request.param == "redis":
+                redis_url = os.environ["REDIS_URL"]
+                if os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")):
+                    database_url = resources.enter_context(
+                        fresh_postgres_database(os.environ["DATABASE_URL"])
+                    )
+            env = stack_env(tmp_path, redis_url=redis_url, database_url=database_url, **extra)
+            stack = Stack(tmp_path, env)
+            resources.callback(stack.close)
+            if redis_url:
+                resources.callback(_forget_queue, redis_url, env["CELERY_TASK_DEFAULT_QUEUE"])
+            stack.manage("migrate", "--no-input")
+            return stack
+
+        yield make
 
 
 def _forget_queue(redis_url: str, queue: str) -> None:
@@ -51,7 +56,10 @@ def _forget_queue(redis_url: str, queue: str) -> None:
         client.delete(key)
 
 
-def test_it_runs_jobs_and_the_scheduled_sweep_on_a_real_worker_and_beat(stack: Stack, tmp_path: Path) -> None:
+def test_it_runs_jobs_and_the_scheduled_sweep_on_a_real_worker_and_beat(
+    make_stack: Callable[..., Stack], tmp_path: Path
+) -> None:
+    stack = make_stack(CAIRN_SWEEP_INTERVAL_SECONDS="1")
     drive = stack.driver
     seeded = drive("setup", expiring_ttl_seconds=EXPIRING_TTL_SECONDS)
     gate, executions = tmp_path / "gate", tmp_path / "executions.log"
@@ -121,3 +129,29 @@ def test_it_runs_jobs_and_the_scheduled_sweep_on_a_real_worker_and_beat(stack: S
     )
     assert executions.read_text().splitlines() == [f"executed job {gated['pk']} attempt 1"]
     assert job(gated["pk"])["attempts"] == 1
+
+
+def test_it_fails_a_job_whose_worker_is_killed_mid_job_instead_of_leaving_it_running(
+    make_stack: Callable[..., Stack], tmp_path: Path
+) -> None:
+    # A short abandonment limit and a reaper every second, so the test need not wait half an hour.
+    stack = make_stack(CAIRN_JOB_ABANDONED_AFTER_SECONDS="3", CAIRN_JOB_REAP_INTERVAL_SECONDS="1")
+    gate, executions = tmp_path / "gate", tmp_path / "executions.log"
+    gated = stack.driver("submit", task="gated_job", params={"gate": str(gate), "log": str(executions)})
+    stack.start_worker()
+
+    def job() -> dict[str, Any]:
+        return stack.driver("jobs")[str(gated["pk"])]
+
+    wait_for(job, lambda j: j["status"] == "running", what="the job to start")
+    worker = stack.processes["worker"]
+    os.killpg(worker.pid, signal.SIGKILL)  # the worker and its pool die mid-job, with no chance to clean up
+    worker.wait()
+    assert job()["status"] == "running"  # nobody is left to finish it
+
+    stack.start_beat()
+    stack.start_worker("worker-2")
+    reaped = wait_for(job, lambda j: j["status"] != "running", what="the reaper to fail the abandoned job")
+    assert reaped["status"] == "failed"
+    assert reaped["error"].startswith("Abandoned: its worker stopped without finishing it")
+    assert not executions.exists()

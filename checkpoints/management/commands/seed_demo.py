@@ -22,6 +22,7 @@ from django.db import transaction
 from checkpoints.models import ApiKey, Membership, Thread, Workspace
 from checkpoints.services.audit import Actor
 from checkpoints.services.checkpoints import checkpoint_expire, checkpoint_handoff, checkpoint_save
+from checkpoints.services.threads import thread_update
 from checkpoints.services.workspaces import api_key_create, workspace_get_or_create
 
 DEMO_SLUG = "demo"
@@ -95,6 +96,14 @@ def seed_checkpoints(workspace: Workspace, actor: Actor) -> bool:
         actor=actor,
         context={"instructions": "Write a 200-word summary."},
     )
+    thread_update(
+        thread=plan.thread,
+        actor=actor,
+        name="Hybrid search survey",
+        user_id="alice",
+        tags=["demo", "research"],
+        scope={"graph_nodes": ["planner", "researcher", "writer"], "tags": ["research"]},
+    )
 
     support = "demo-support"
     triage = save(
@@ -117,6 +126,9 @@ def seed_checkpoints(workspace: Workspace, actor: Actor) -> bool:
         parent_id=triage.checkpoint_id,
         state={"ticket": 4312, "reply": "A refund has been issued.", "resolved": True},
         ttl_seconds=SOON_TTL_SECONDS,
+    )
+    thread_update(
+        thread=triage.thread, actor=actor, name="Ticket 4312: refund", user_id="bob", tags=["demo", "support"]
     )
     return True
 
