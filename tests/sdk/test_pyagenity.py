@@ -79,6 +79,7 @@ def test_it_keeps_state_messages_and_threads_async(checkpointer: CairnCheckpoint
         assert [m.seq for m in await checkpointer.alist_messages(ALICE)] == [1, 2]  # messages stay
         await checkpointer.aclean_thread(ALICE)
         assert await checkpointer.aget_thread(ALICE) is None
+        await checkpointer.async_client.aclose()  # its connections belong to this event loop
 
     asyncio.run(scenario())
 
