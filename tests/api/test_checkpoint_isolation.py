@@ -80,7 +80,7 @@ def test_it_generates_cases_for_every_checkpoint_route() -> None:
 
 def _path(name: str, ids: dict[str, str]) -> str:
     pattern = next(p for p in checkpoint_routes() if p.name == name)
-    kwargs = {key: ids[key] for key in pattern.pattern.converters}  # type: ignore[attr-defined]
+    kwargs = {key: ids[key] for key in pattern.pattern.converters}
     return reverse(f"api:{name}", kwargs=kwargs)
 
 
@@ -149,7 +149,7 @@ def test_it_never_lets_another_workspace_reach_a_checkpoint(
     owner_data: None, api: ApiClient, stranger: ApiClient, nobody: ApiClient, name: str, method: str
 ) -> None:
     before = _snapshot_of(api.workspace)
-    path_names = set(next(p for p in checkpoint_routes() if p.name == name).pattern.converters)  # type: ignore[attr-defined]
+    path_names = set(next(p for p in checkpoint_routes() if p.name == name).pattern.converters)
 
     response = _call(stranger, name, method, IDS)
     text = response.content.decode()

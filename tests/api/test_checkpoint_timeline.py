@@ -86,7 +86,7 @@ def test_it_filters_the_timeline(
 def test_it_omits_payloads_unless_asked(api: ApiClient, timeline: None) -> None:
     lean = api.get(CPS, {"limit": 1}).json()["results"][0]
     assert "state" not in lean and "context" not in lean and "metadata" not in lean
-    full = api.get(CPS, {"limit": 1, "include_state": "true"}).json()["results"][0]
+    full = api.get(CPS, {"limit": "1", "include_state": "true"}).json()["results"][0]
     assert full["state"] == {"step": 1} and full["context"] == {} and full["metadata"] == {}
 
 
@@ -105,7 +105,7 @@ def test_it_pages_forwards_and_backwards_with_cursors(api: ApiClient, timeline: 
     assert [c["checkpoint_id"] for c in start["results"]] == ["s1", "s0", "c5"]
     assert start["previous"] is None
     # Links keep the filters they were made with.
-    filtered = api.get(CPS, {"limit": 2, "agent_id": "agent-0"}).json()
+    filtered = api.get(CPS, {"limit": "2", "agent_id": "agent-0"}).json()
     assert _ids(api.get(filtered["next"])) == ["c0"]
 
 

@@ -43,12 +43,12 @@ def test_it_answers_503_naming_the_cache_when_redis_is_down() -> None:
 @pytest.fixture
 def dead_broker() -> Iterator[None]:
     conf = celery_app.conf
-    saved = conf.broker_url, conf.broker_transport_options
-    conf.broker_url, conf.broker_transport_options = DEAD_REDIS, {"socket_connect_timeout": 0.5}
+    saved = {"broker_url": conf.broker_url, "broker_transport_options": conf.broker_transport_options}
+    conf.update(broker_url=DEAD_REDIS, broker_transport_options={"socket_connect_timeout": 0.5})
     try:
         yield
     finally:
-        conf.broker_url, conf.broker_transport_options = saved
+        conf.update(saved)
 
 
 def test_it_answers_503_naming_the_broker_when_it_is_down(dead_broker: None) -> None:

@@ -24,7 +24,7 @@ STATE = "/api/v1/threads/t1/state/"
 
 
 def _put(api: ApiClient, state: Any, if_match: str | None = None, url: str = STATE) -> Any:
-    headers = {"HTTP_IF_MATCH": if_match} if if_match is not None else {}
+    headers: dict[str, Any] = {"HTTP_IF_MATCH": if_match} if if_match is not None else {}
     return api.put(url, {"agent_id": "a", "state": state}, **headers)
 
 
