@@ -259,12 +259,13 @@ def threads_expire_idle(*, now: datetime | None = None) -> int:
     transaction with a `thread.expire` audit event. Returns how many threads were deleted.
     """
     now = now or timezone.now()
+    idle = idle_threads(now=now)
     deleted = 0
-    for thread_pk in list(idle_threads(now=now).order_by("pk").values_list("pk", flat=True)):
+    for thread_pk in list(idle.order_by("pk").values_list("pk", flat=True)):
         with transaction.atomic():
+            # of=("self",): lock the thread row only, not the workspace row the join reads.
             thread = (
-                idle_threads(now=now)
-                .select_for_update(skip_locked=True)
+                idle.select_for_update(skip_locked=True, of=("self",))
                 .select_related("workspace")
                 .filter(pk=thread_pk)
                 .first()

@@ -12,10 +12,10 @@ from django.db import connection
 from django.utils import timezone
 
 from checkpoints.exceptions import Gone
-from checkpoints.models import AuditEvent, Checkpoint, Workspace
+from checkpoints.models import AuditEvent, Checkpoint, Thread, Workspace
 from checkpoints.services.audit import Actor
 from checkpoints.services.checkpoints import checkpoint_set_ttl
-from checkpoints.services.retention import retention_sweep
+from checkpoints.services.retention import retention_sweep, threads_expire_idle
 from tests.factories import WorkspaceFactory, make_checkpoint
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -91,3 +91,22 @@ def test_it_a_sweep_racing_writers_that_pin_never_deadlocks_or_tombstones_a_pinn
     assert rows.filter(expired_at__isnull=False).count() == sweep_counts["expired"]
     assert rows.filter(pinned=True).count() == len(pinned)
     assert sweep_counts["expired"] + len(pinned) == 60
+
+
+def test_it_two_concurrent_idle_expiries_delete_and_audit_each_thread_once() -> None:
+    workspace = WorkspaceFactory.create(slug="acme")
+    for n in range(30):
+        make_checkpoint(workspace, f"idle-{n}")
+    Workspace.objects.filter(pk=workspace.pk).update(thread_idle_ttl_seconds=60)
+    later = timezone.now() + timedelta(minutes=5)
+
+    first, second = run_together(
+        lambda: threads_expire_idle(now=later), lambda: threads_expire_idle(now=later)
+    )
+
+    assert first + second == 30
+    assert not Thread.objects.exists()
+    assert AuditEvent.objects.filter(action="thread.expire").count() == 30
+    assert (
+        len(set(AuditEvent.objects.filter(action="thread.expire").values_list("target_id", flat=True))) == 30
+    )

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -190,7 +191,8 @@ def broker_description() -> str:
     url = settings.CELERY_BROKER_URL
     if url == "filesystem://":
         return f"the filesystem broker in {Path(settings.CAIRN_DATA_DIR) / 'broker'} (no server needed)"
-    return f"{url.split('://', 1)[0]} broker (CELERY_BROKER_URL / REDIS_URL)"
+    parts = urlsplit(url)  # never print the password a broker URL may carry
+    return f"the {parts.scheme} broker at {parts.hostname}:{parts.port or 'default port'}"
 
 
 class Command(BaseCommand):
