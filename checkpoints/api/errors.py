@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DatabaseError, DataError, IntegrityError, InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions as drf
@@ -71,6 +72,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         exc = drf.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
         exc = drf.PermissionDenied()
+    elif isinstance(exc, DjangoValidationError):
+        # Safety net: a model or form validator rejected input that reached it (e.g. a malformed UUID).
+        exc = drf.ValidationError(detail=as_serializer_error(exc))
     if isinstance(exc, drf.APIException):
         code, status = next(
             ((c, s) for cls, c, s in _DRF_CODES if isinstance(exc, cls)), ("error", exc.status_code)

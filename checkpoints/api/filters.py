@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import django_filters
 from django import forms
 from django.db.models import QuerySet
+from django_filters.fields import IsoDateTimeField
 
 from checkpoints.api.parsers import parse_json
 from checkpoints.exceptions import ValidationFailed
@@ -26,6 +28,24 @@ def filter_queryset(
     return filterset.qs
 
 
+class UtcDateTimeField(IsoDateTimeField):
+    """An ISO 8601 timestamp (naive = UTC) that exists in UTC: 0001-01-01T00:00:00+01:00 does not, and would
+    overflow when the database adapts it."""
+
+    def to_python(self, value: Any) -> datetime | None:
+        parsed = super().to_python(value)
+        if parsed is None:
+            return None
+        try:
+            return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+        except OverflowError as exc:
+            raise forms.ValidationError("Enter a timestamp between the years 1 and 9999 in UTC.") from exc
+
+
+class UtcDateTimeFilter(django_filters.IsoDateTimeFilter):
+    field_class = UtcDateTimeField
+
+
 class CheckpointFilterSet(django_filters.FilterSet):
     """Timeline filters. `namespace` and `before` need the thread, so the views apply them."""
 
@@ -35,8 +55,8 @@ class CheckpointFilterSet(django_filters.FilterSet):
     framework = django_filters.ChoiceFilter(choices=Checkpoint.Framework.choices)
     handoff_target = django_filters.CharFilter(help_text="An agent's inbox: checkpoints handed off to it.")
     thread_id = django_filters.CharFilter(field_name="thread__thread_id")
-    created_after = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
-    created_before = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt")
+    created_after = UtcDateTimeFilter(field_name="created_at", lookup_expr="gte")
+    created_before = UtcDateTimeFilter(field_name="created_at", lookup_expr="lt")
     metadata = django_filters.CharFilter(
         method="filter_metadata", help_text="A JSON object; matches checkpoints whose metadata contains it."
     )
@@ -97,10 +117,10 @@ class ThreadFilterSet(django_filters.FilterSet):
     q = django_filters.CharFilter(
         field_name="name", lookup_expr="icontains", max_length=255, help_text="Name contains (any case)."
     )
-    created_after = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
-    created_before = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt")
-    updated_after = django_filters.IsoDateTimeFilter(field_name="updated_at", lookup_expr="gte")
-    updated_before = django_filters.IsoDateTimeFilter(field_name="updated_at", lookup_expr="lt")
+    created_after = UtcDateTimeFilter(field_name="created_at", lookup_expr="gte")
+    created_before = UtcDateTimeFilter(field_name="created_at", lookup_expr="lt")
+    updated_after = UtcDateTimeFilter(field_name="updated_at", lookup_expr="gte")
+    updated_before = UtcDateTimeFilter(field_name="updated_at", lookup_expr="lt")
 
     class Meta:
         model = Thread

@@ -10,8 +10,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import DataError, IntegrityError, OperationalError
 from django.test import override_settings
 
+from checkpoints.api.errors import exception_handler
 from checkpoints.models import Checkpoint, PendingWrite, Thread
 from tests.conftest import ApiClient
 from tests.factories import make_checkpoint
@@ -540,6 +543,8 @@ def test_it_refuses_bad_metadata_filters(api: ApiClient, url: str, metadata: str
         ("created_after", "yesterday"),
         ("created_before", "2026-13-01"),
         ("framework", "bogus"),
+        ("created_after", "0001-01-01T00:00:00+01:00"),
+        ("created_before", "9999-12-31T23:59:59-01:00"),
     ],
 )
 def test_it_refuses_bad_filter_values(api: ApiClient, url: str, param: str, value: str) -> None:
@@ -590,3 +595,26 @@ def test_it_answers_405_for_methods_an_endpoint_does_not_have(api: ApiClient, me
     _error(response, 405, "method_not_allowed")
     row = Checkpoint.objects.get(checkpoint_id="c1")
     assert row.expired_at is None and row.expires_at is None
+
+
+@pytest.mark.parametrize(
+    ("exc", "status", "code"),
+    [
+        (DjangoValidationError("“x” is not a valid UUID."), 400, "validation_error"),
+        (DjangoValidationError({"field": ["Bad."]}), 400, "validation_error"),
+        (DataError("value too long"), 400, "validation_error"),
+        (IntegrityError("duplicate key"), 409, "conflict"),
+        (OperationalError("server closed the connection"), 503, "unavailable"),
+    ],
+)
+def test_it_maps_errors_that_slip_past_validation_to_the_envelope(
+    exc: Exception, status: int, code: str
+) -> None:
+    response = exception_handler(exc, {})
+    assert response is not None
+    assert response.status_code == status
+    assert response.data["error"]["code"] == code
+
+
+def test_it_leaves_real_bugs_to_django() -> None:
+    assert exception_handler(KeyError("bug"), {}) is None
