@@ -13,6 +13,8 @@ import pytest
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DataError, IntegrityError, OperationalError
 from django.test import override_settings
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from checkpoints.api.errors import exception_handler
 from checkpoints.models import Checkpoint, PendingWrite, Thread
@@ -618,3 +620,40 @@ def test_it_maps_errors_that_slip_past_validation_to_the_envelope(
 
 def test_it_leaves_real_bugs_to_django() -> None:
     assert exception_handler(KeyError("bug"), {}) is None
+
+
+FIELD_NAMES = [
+    "agent_id", "state", "context", "metadata", "namespace", "checkpoint_id", "parent_id", "step_index",
+    "step_name", "run_id", "framework", "schema_version", "ttl_seconds", "pinned", "checksum", "created_at",
+    "target_agent_id", "task_id", "task_path", "writes", "channel", "value", "idx", "type",
+]  # fmt: skip
+any_json = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12)
+    | st.sampled_from(["", "\x00", "c1", "a/b", "2026-01-01T00:00:00Z", "custom", "0" * 64]),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3)
+    ),
+    max_leaves=8,
+)
+bodies = st.dictionaries(st.sampled_from(FIELD_NAMES) | st.text(max_size=6), any_json, max_size=6)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    body=bodies,
+    endpoint=st.sampled_from(BODY_ENDPOINTS),
+    query=st.sampled_from(["", "?namespace=", "?namespace=x"]),
+)
+def test_it_never_answers_500_to_any_json_body(
+    api: ApiClient, body: dict[str, Any], endpoint: tuple[str, str, dict[str, Any]], query: str
+) -> None:
+    method, url, valid = endpoint
+    for attempt in (body, {**valid, **body}):
+        response = _raw(api, method, f"{url}{query}", json.dumps(attempt).encode())
+        assert response.status_code in (200, 201, 400, 404, 409, 410, 412), response.content
+        if response.status_code >= 400:
+            assert set(response.json()["error"]) == {"code", "message", "details"}
