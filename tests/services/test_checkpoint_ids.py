@@ -20,7 +20,7 @@ def test_it_hands_out_monotonic_ids_across_10000_fast_saves(workspace: Workspace
     ids = [checkpoint.checkpoint_id for checkpoint in saved]
     assert ids == sorted(ids)
     assert len(set(ids)) == 10_000
-    assert all(uuid.UUID(i).version == 7 for i in ids[:: 997])
+    assert all(uuid.UUID(i).version == 7 for i in ids[::997])
     # Sorted ids are creation order, which is also the order the timeline uses.
     by_creation = list(Checkpoint.objects.order_by("id").values_list("checkpoint_id", flat=True))
     assert by_creation == ids
