@@ -44,6 +44,7 @@ TUPLE_PARAMS = [
 
 class LangGraphCheckpointsView(WorkspaceAPIView):
     @extend_schema(
+        operation_id="langgraph_checkpoints_list",
         summary="LangGraph checkpoints with their pending writes, newest checkpoint id first",
         parameters=[*TUPLE_PARAMS, *LIST_PARAMS],
         responses=LangGraphTuplePageSerializer,
@@ -69,6 +70,7 @@ class LangGraphCheckpointsView(WorkspaceAPIView):
 
 class LangGraphCheckpointSaveView(WorkspaceAPIView):
     @extend_schema(
+        operation_id="langgraph_checkpoints_save",
         summary="Save a LangGraph checkpoint; unchanged channels may be inherited from the parent",
         request=LangGraphCheckpointSaveSerializer,
         parameters=[INCLUDE_STATE_PARAM],
@@ -88,6 +90,7 @@ class LangGraphCheckpointSaveView(WorkspaceAPIView):
 
 class LangGraphRunsDeleteView(WorkspaceAPIView):
     @extend_schema(
+        operation_id="langgraph_runs_delete",
         summary="Delete the checkpoints of runs (they become tombstones; their pending writes go)",
         request=RunsDeleteSerializer,
         responses={200: inline_serializer("RunsDeleted", {"deleted": serializers.IntegerField()})},
