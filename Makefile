@@ -28,6 +28,11 @@ run: $(STAMP) .env
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# Cairn against raw psycopg and LangGraph's AsyncPostgresSaver on the production setup (needs DATABASE_URL and
+# REDIS_URL; creates and drops its own database). `make bench BENCH_ARGS=--quick` is a smoke run.
+bench: $(STAMP) .env
+	$(BIN)/python manage.py bench $(BENCH_ARGS)
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

@@ -1,0 +1,221 @@
+"""LangGraph: the SDK's `AsyncCairnSaver` (over HTTP) against LangGraph's `AsyncPostgresSaver` (direct
+psycopg) on the same PostgreSQL, and the storage each needs for one conversation.
+
+- Steps: a graph whose node appends an AI message and updates a small working memory, looping for N
+  super-steps (LangGraph saves a checkpoint and the task's writes at every one), run with `ainvoke` on a
+  fresh thread each time. Reported per graph step, next to the same graph without any checkpointer
+  (LangGraph's own cost, which every saver pays).
+- Storage: a chat graph (a human message in, an AI answer out) run for N turns on one thread; bytes are the
+  growth of `pg_total_relation_size` of each saver's tables (heap, TOAST and indexes), plus the bytes of
+  the stored values themselves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any, TypedDict
+
+import psycopg
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+
+from checkpoints.bench.payloads import sentence
+from checkpoints.bench.stats import Sample
+from checkpoints.sdk.langgraph import AsyncCairnSaver
+
+CAIRN_TABLES = ("checkpoints_checkpoint", "checkpoints_pendingwrite", "checkpoints_thread")
+LANGGRAPH_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+
+
+class StepState(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
+    step: int
+    memory: dict[str, Any]
+
+
+class ChatState(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+def step_graph(steps: int) -> StateGraph[StepState]:
+    rng = random.Random(3)
+
+    def work(state: StepState) -> dict[str, Any]:
+        step = state["step"] + 1
+        memory = {**state["memory"], f"fact-{step % 8}": sentence(rng, 8), "last_step": step}
+        return {"messages": [AIMessage(content=sentence(rng, 20))], "step": step, "memory": memory}
+
+    builder = StateGraph(StepState)
+    builder.add_node("work", work)
+    builder.add_edge(START, "work")
+    builder.add_conditional_edges("work", lambda state: "work" if state["step"] < steps else END)
+    return builder
+
+
+def chat_graph() -> StateGraph[ChatState]:
+    rng = random.Random(5)
+
+    def assistant(state: ChatState) -> dict[str, Any]:
+        return {"messages": [AIMessage(content=sentence(rng, 40))]}
+
+    builder = StateGraph(ChatState)
+    builder.add_node("assistant", assistant)
+    builder.add_edge(START, "assistant")
+    builder.add_edge("assistant", END)
+    return builder
+
+
+async def _run_steps(saver: BaseCheckpointSaver[Any] | None, steps: int, runs: int) -> Sample:
+    graph = step_graph(steps).compile(checkpointer=saver)
+    sample = Sample()
+    started = time.perf_counter()
+    for _ in range(runs):
+        config: Any = {"configurable": {"thread_id": f"lg-{uuid.uuid4().hex}"}, "recursion_limit": steps + 10}
+        began = time.perf_counter()
+        result = await graph.ainvoke(
+            {"messages": [HumanMessage(content="go")], "step": 0, "memory": {}}, config
+        )
+        sample.latencies.append(time.perf_counter() - began)
+        if result["step"] != steps:
+            raise RuntimeError(f"the graph stopped at step {result['step']}")
+    sample.wall = time.perf_counter() - started
+    return sample
+
+
+def _per_step(sample: Sample, steps: int) -> dict[str, Any]:
+    summary = sample.summary()
+    return {
+        "runs": summary["n"],
+        "graph_p50_ms": summary["p50_ms"],
+        "graph_p99_ms": summary["p99_ms"],
+        "per_step_ms": round(sample.p50_ms / steps, 3),
+    }
+
+
+async def _steps_all(database_url: str, base_url: str, api_key: str, steps: int, runs: int) -> dict[str, Any]:
+    results: dict[str, Any] = {"steps": steps}
+    await _run_steps(None, steps, 1)  # imports and compilation outside the clock
+    results["none"] = _per_step(await _run_steps(None, steps, runs), steps)
+    async with AsyncPostgresSaver.from_conn_string(database_url) as postgres:
+        await postgres.setup()
+        cairn = AsyncCairnSaver(base_url, api_key)
+        try:
+            await _run_steps(postgres, steps, 1)
+            await _run_steps(cairn, steps, 1)
+            # Interleaved, so both savers see the same machine (other load, autovacuum, caches).
+            pg_sample, cairn_sample = Sample(), Sample()
+            for _ in range(runs):
+                for saver, sample in ((postgres, pg_sample), (cairn, cairn_sample)):
+                    one = await _run_steps(saver, steps, 1)
+                    sample.latencies += one.latencies
+                    sample.wall += one.wall
+        finally:
+            await cairn.aclose()
+    results["postgres"] = _per_step(pg_sample, steps)
+    results["cairn"] = _per_step(cairn_sample, steps)
+    pg_step, cairn_step = results["postgres"]["per_step_ms"], results["cairn"]["per_step_ms"]
+    none_step = results["none"]["per_step_ms"]
+    results["ratio_per_step"] = round(cairn_step / pg_step, 2) if pg_step else None
+    # The part each saver adds on top of LangGraph itself.
+    pg_own, cairn_own = pg_step - none_step, cairn_step - none_step
+    results["ratio_saver_only"] = round(cairn_own / pg_own, 2) if pg_own > 0 else None
+    return results
+
+
+def bench_graph_steps(
+    *, database_url: str, base_url: str, api_key: str, steps: int, runs: int
+) -> dict[str, Any]:
+    """Per-step time of an N-step graph with no saver, AsyncPostgresSaver and AsyncCairnSaver."""
+    return asyncio.run(_steps_all(database_url, base_url, api_key, steps, runs))
+
+
+def relation_bytes(database_url: str, tables: Sequence[str]) -> int:
+    """pg_total_relation_size summed over `tables` (heap + TOAST + indexes); missing tables count 0."""
+    with psycopg.connect(database_url) as conn:
+        total = 0
+        for table in tables:
+            row = conn.execute("SELECT pg_total_relation_size(to_regclass(%s))", (table,)).fetchone()
+            total += int(row[0] or 0) if row else 0
+        return total
+
+
+def _value_bytes(database_url: str, query: str, params: Sequence[Any]) -> int:
+    with psycopg.connect(database_url) as conn:
+        row = conn.execute(query, params).fetchone()
+        return int(row[0] or 0) if row else 0
+
+
+async def _chat(saver: BaseCheckpointSaver[Any], thread_id: str, turns: int) -> None:
+    graph = chat_graph().compile(checkpointer=saver)
+    rng = random.Random(11)
+    config: Any = {"configurable": {"thread_id": thread_id}}
+    for _ in range(turns):
+        await graph.ainvoke({"messages": [HumanMessage(content=sentence(rng, 25))]}, config)
+
+
+async def _storage_all(database_url: str, base_url: str, api_key: str, turns: int) -> dict[str, Any]:
+    results: dict[str, Any] = {"turns": turns}
+    thread_id = f"chat-{uuid.uuid4().hex}"
+    before = relation_bytes(database_url, CAIRN_TABLES)
+    cairn = AsyncCairnSaver(base_url, api_key)
+    try:
+        await _chat(cairn, thread_id, turns)
+    finally:
+        await cairn.aclose()
+    cairn_checkpoints = _value_bytes(
+        database_url,
+        "SELECT count(*) FROM checkpoints_checkpoint c JOIN checkpoints_thread t ON t.id = c.thread_id "
+        "WHERE t.thread_id = %s",
+        (thread_id,),
+    )
+    results["cairn"] = {
+        "relation_bytes": relation_bytes(database_url, CAIRN_TABLES) - before,
+        "value_bytes": _value_bytes(
+            database_url,
+            "SELECT coalesce(sum(octet_length(c.state) + octet_length(c.context) "
+            "+ octet_length(c.metadata)), 0) + coalesce((SELECT sum(octet_length(w.value)) "
+            "FROM checkpoints_pendingwrite w JOIN checkpoints_thread t2 ON t2.id = w.thread_id "
+            "WHERE t2.thread_id = %s), 0) FROM checkpoints_checkpoint c "
+            "JOIN checkpoints_thread t ON t.id = c.thread_id WHERE t.thread_id = %s",
+            (thread_id, thread_id),
+        ),
+        "checkpoints": cairn_checkpoints,
+        "tables": list(CAIRN_TABLES),
+    }
+    async with AsyncPostgresSaver.from_conn_string(database_url) as postgres:
+        await postgres.setup()
+        before = relation_bytes(database_url, LANGGRAPH_TABLES)
+        await _chat(postgres, thread_id, turns)
+    results["postgres"] = {
+        "relation_bytes": relation_bytes(database_url, LANGGRAPH_TABLES) - before,
+        "value_bytes": _value_bytes(
+            database_url,
+            "SELECT (SELECT coalesce(sum(octet_length(checkpoint::text) + octet_length(metadata::text)), 0) "
+            "FROM checkpoints WHERE thread_id = %s) + (SELECT coalesce(sum(octet_length(blob)), 0) "
+            "FROM checkpoint_blobs WHERE thread_id = %s) + (SELECT coalesce(sum(octet_length(blob)), 0) "
+            "FROM checkpoint_writes WHERE thread_id = %s)",
+            (thread_id, thread_id, thread_id),
+        ),
+        "checkpoints": _value_bytes(
+            database_url, "SELECT count(*) FROM checkpoints WHERE thread_id = %s", (thread_id,)
+        ),
+        "tables": list(LANGGRAPH_TABLES),
+    }
+    pg, ours = results["postgres"]["relation_bytes"], results["cairn"]["relation_bytes"]
+    results["ratio_relation_bytes"] = round(ours / pg, 2) if pg else None
+    return results
+
+
+def bench_storage(
+    *, database_url: str, base_url: str, api_key: str, turns: int, log: Callable[[str], None]
+) -> dict[str, Any]:
+    """Bytes a `turns`-turn conversation occupies with each saver (run first, on a fresh database)."""
+    log(f"  storage: a {turns}-turn conversation with each saver")
+    return asyncio.run(_storage_all(database_url, base_url, api_key, turns))

@@ -1,0 +1,189 @@
+"""The benchmark's printed tables (plain text, also pasted into README.md) and its JSON file."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+
+def _table(headers: list[str], rows: list[list[Any]]) -> list[str]:
+    cells = [[str(c) for c in row] for row in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+
+    def line(values: list[str]) -> str:
+        return "  ".join(
+            v.rjust(w) if i else v.ljust(w) for i, (v, w) in enumerate(zip(values, widths, strict=True))
+        )
+
+    return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in cells)]
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}x"
+
+
+def saves_lines(rows: list[dict[str, Any]]) -> list[str]:
+    headers = [
+        "size",
+        "clients",
+        "op",
+        "API p50",
+        "API p99",
+        "API ops/s",
+        "raw p50",
+        "raw p99",
+        "raw ops/s",
+        "p50 ratio",
+        "ops/s ratio",
+    ]
+    body = [
+        [
+            r["size"],
+            r["clients"],
+            r["op"],
+            _ms(r["api"]["p50_ms"]),
+            _ms(r["api"]["p99_ms"]),
+            r["api"]["ops_per_s"],
+            _ms(r["raw"]["p50_ms"]),
+            _ms(r["raw"]["p99_ms"]),
+            r["raw"]["ops_per_s"],
+            _ratio(r["ratio_p50"]),
+            _ratio(r["ratio_throughput"]),
+        ]
+        for r in rows
+    ]
+    return [
+        "Checkpoint save/restore: HTTP API vs raw psycopg + SHA-256 (ms; ratio = API / raw)",
+        *_table(headers, body),
+    ]
+
+
+def graphs_lines(steps: dict[str, Any]) -> list[str]:
+    headers = ["checkpointer", "graph p50 ms", "graph p99 ms", "per step ms"]
+    body = [
+        [
+            name,
+            _ms(steps[key]["graph_p50_ms"]),
+            _ms(steps[key]["graph_p99_ms"]),
+            _ms(steps[key]["per_step_ms"]),
+        ]
+        for key, name in (
+            ("none", "none (LangGraph alone)"),
+            ("postgres", "AsyncPostgresSaver"),
+            ("cairn", "AsyncCairnSaver (HTTP)"),
+        )
+    ]
+    return [
+        f"LangGraph, {steps['steps']}-step graph ({steps['postgres']['runs']} runs each, interleaved)",
+        *_table(headers, body),
+        f"per step: Cairn / PostgresSaver = {_ratio(steps['ratio_per_step'])}; "
+        f"the savers' own time (LangGraph alone subtracted) = {_ratio(steps['ratio_saver_only'])}",
+    ]
+
+
+def storage_lines(storage: dict[str, Any]) -> list[str]:
+    headers = ["saver", "checkpoints", "table bytes", "bytes/turn", "value bytes"]
+    turns = storage["turns"]
+    body = [
+        [
+            name,
+            storage[key]["checkpoints"],
+            f"{storage[key]['relation_bytes']:,}",
+            f"{storage[key]['relation_bytes'] // turns:,}",
+            f"{storage[key]['value_bytes']:,}",
+        ]
+        for key, name in (("postgres", "AsyncPostgresSaver"), ("cairn", "AsyncCairnSaver"))
+    ]
+    return [
+        f"Storage of a {turns}-turn conversation (pg_total_relation_size growth: heap + TOAST + indexes)",
+        *_table(headers, body),
+        f"Cairn / PostgresSaver = {_ratio(storage['ratio_relation_bytes'])}",
+    ]
+
+
+def scale_lines(scale: dict[str, Any]) -> list[str]:
+    first, last = str(scale["sizes"][0]), str(scale["sizes"][-1])
+    headers = [
+        "read path",
+        f"{int(first):,} p50",
+        f"{int(first):,} p99",
+        f"{int(last):,} p50",
+        f"{int(last):,} p99",
+        "p50 growth",
+    ]
+    body = [
+        [
+            name,
+            _ms(scale["results"][first][name]["p50_ms"]),
+            _ms(scale["results"][first][name]["p99_ms"]),
+            _ms(scale["results"][last][name]["p50_ms"]),
+            _ms(scale["results"][last][name]["p99_ms"]),
+            _ratio(scale["growth_p50"].get(name)),
+        ]
+        for name in scale["results"][first]
+    ]
+    return [
+        f"Read paths at {int(first):,} and {int(last):,} rows per table "
+        f"(ms, {scale['requests']} requests each)",
+        *_table(headers, body),
+    ]
+
+
+def sweep_lines(sweep: dict[str, Any]) -> list[str]:
+    headers = ["2 KB saves", "idle p50", "idle p99", "during sweep p50", "during sweep p99", "saves during"]
+    body = [
+        [
+            name,
+            _ms(sweep["idle"][name]["p50_ms"]),
+            _ms(sweep["idle"][name]["p99_ms"]),
+            _ms(sweep["during"][name]["p50_ms"]),
+            _ms(sweep["during"][name]["p99_ms"]),
+            sweep["during"][name]["n"],
+        ]
+        for name in sweep["idle"]
+    ]
+    return [
+        f"Saves while a sweep tombstones {sweep['rows']:,} expired checkpoints "
+        f"in {sweep['threads']:,} threads "
+        f"({sweep['passes']} sweep run(s), {sweep['sweep_seconds']} s, {sweep['sweep_rows_per_s']:,} rows/s)",
+        *_table(headers, body),
+    ]
+
+
+def render(results: dict[str, Any]) -> str:
+    """Every section present in `results`, as plain-text tables."""
+    parts: list[list[str]] = [
+        [
+            f"Cairn benchmark, {results['started_at']} — {results['machine']['cpus']} CPUs, PostgreSQL "
+            f"{results['machine']['postgres']}, gunicorn {results['config']['workers']} sync workers",
+            f"command: {results['command']}",
+        ]
+    ]
+    if "saves" in results:
+        parts.append(saves_lines(results["saves"]))
+    if "langgraph" in results:
+        parts.append(graphs_lines(results["langgraph"]))
+    if "storage" in results:
+        parts.append(storage_lines(results["storage"]))
+    if "scale" in results:
+        parts.append(scale_lines(results["scale"]))
+    if "sweep" in results:
+        parts.append(sweep_lines(results["sweep"]))
+    return "\n\n".join("\n".join(lines) for lines in parts) + "\n"
+
+
+def write_json(results: dict[str, Any], directory: Path) -> Path:
+    """`<directory>/bench-<timestamp>.json`, and the same as `latest.json`; returns the first path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    text = json.dumps(results, indent=2, sort_keys=False) + "\n"
+    path = directory / f"bench-{stamp}.json"
+    path.write_text(text)
+    (directory / "latest.json").write_text(text)
+    return path

@@ -1,0 +1,177 @@
+"""What `manage.py bench` runs, in order, and with which sizes (full or `--quick`)."""
+
+from __future__ import annotations
+
+import os
+import platform
+import tempfile
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from checkpoints.bench import graphs, saves, scale, server, sweep
+from checkpoints.bench.saves import ApiClients, SaveCase
+
+SECTIONS = ("storage", "langgraph", "saves", "scale", "sweep")
+KB, MB = 1024, 1024 * 1024
+
+
+def full_save_cases() -> list[SaveCase]:
+    return [
+        SaveCase(2 * KB, 1, 1000),
+        SaveCase(2 * KB, 16, 100),
+        SaveCase(100 * KB, 1, 300),
+        SaveCase(100 * KB, 16, 30),
+        SaveCase(1 * MB, 1, 60),
+        SaveCase(1 * MB, 16, 8),
+    ]
+
+
+def quick_save_cases() -> list[SaveCase]:
+    return [
+        SaveCase(2 * KB, 1, 20),
+        SaveCase(2 * KB, 16, 2),
+        SaveCase(100 * KB, 1, 5),
+        SaveCase(100 * KB, 16, 1),
+        SaveCase(1 * MB, 1, 3),
+        SaveCase(1 * MB, 16, 1),
+    ]
+
+
+@dataclass
+class BenchConfig:
+    workers: int = 4
+    save_cases: list[SaveCase] = field(default_factory=full_save_cases)
+    graph_steps: int = 50
+    graph_runs: int = 10
+    chat_turns: int = 200
+    scale_sizes: list[int] = field(default_factory=lambda: [10_000, 1_000_000])
+    scale_requests: int = 300
+    hot_rows: int = 2000
+    sweep_rows: int = 1_000_000
+    sweep_idle_seconds: float = 15.0
+    sections: tuple[str, ...] = SECTIONS
+
+    @classmethod
+    def quick(cls, **overrides: Any) -> BenchConfig:
+        """Every section at toy sizes: a smoke run (the test suite runs it so the benchmark never rots)."""
+        values: dict[str, Any] = {
+            "workers": 2,
+            "save_cases": quick_save_cases(),
+            "graph_steps": 10,
+            "graph_runs": 2,
+            "chat_turns": 10,
+            "scale_sizes": [1000, 3000],
+            "scale_requests": 20,
+            "hot_rows": 200,
+            "sweep_rows": 2000,
+            "sweep_idle_seconds": 1.0,
+        }
+        values.update(overrides)
+        return cls(**values)
+
+
+def _postgres_version(url: str) -> str:
+    # The maintenance database: the one DATABASE_URL names need not exist (the benchmark never uses it).
+    with psycopg.connect(server.with_database(url, "postgres")) as conn:
+        row = conn.execute("SHOW server_version").fetchone()
+        return str(row[0]).split()[0] if row else "?"
+
+
+def run(
+    config: BenchConfig,
+    *,
+    server_url: str,
+    redis_url: str,
+    database: str,
+    keep_database: bool,
+    command: str,
+    log: Callable[[str], None],
+) -> dict[str, Any]:
+    """Create the benchmark database, serve it with gunicorn and run the configured sections."""
+    results: dict[str, Any] = {
+        "started_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "command": command,
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "postgres": _postgres_version(server_url),
+        },
+        "config": {**asdict(config), "save_cases": [asdict(case) for case in config.save_cases]},
+    }
+    with (
+        tempfile.TemporaryDirectory(prefix="cairn-bench-") as tmp,
+        server.bench_database(server_url, database, keep=keep_database) as database_url,
+    ):
+        stack = server.Stack.create(database_url, redis_url, Path(tmp))
+        log(f"benchmark database {database}; migrating")
+        stack.manage("migrate", "--no-input")
+        api = ApiClients("", stack.api_key("bench"))
+        try:
+            with server.Gunicorn(stack, workers=config.workers) as web:
+                api.base_url = web.url
+                log(f"gunicorn ({config.workers} workers) at {web.url}")
+                _sections(config, results, api=api, stack=stack, database_url=database_url, log=log)
+        finally:
+            stack.forget_cache()
+    return results
+
+
+def _sections(
+    config: BenchConfig,
+    results: dict[str, Any],
+    *,
+    api: ApiClients,
+    stack: server.Stack,
+    database_url: str,
+    log: Callable[[str], None],
+) -> None:
+    # Storage first: it measures table growth, best read on tables nothing else has written yet.
+    if "storage" in config.sections:
+        results["storage"] = graphs.bench_storage(
+            database_url=database_url,
+            base_url=api.base_url,
+            api_key=api.api_key,
+            turns=config.chat_turns,
+            log=log,
+        )
+    if "langgraph" in config.sections:
+        log(f"  langgraph: {config.graph_steps}-step graph x {config.graph_runs} runs per saver")
+        results["langgraph"] = graphs.bench_graph_steps(
+            database_url=database_url,
+            base_url=api.base_url,
+            api_key=api.api_key,
+            steps=config.graph_steps,
+            runs=config.graph_runs,
+        )
+    if "saves" in config.sections:
+        results["saves"] = saves.bench_saves(
+            api=api, database_url=database_url, cases=config.save_cases, log=log
+        )
+    if "scale" in config.sections:
+        with psycopg.connect(database_url) as conn:
+            row = conn.execute("SELECT id FROM checkpoints_workspace WHERE slug = 'bench'").fetchone()
+        assert row is not None
+        results["scale"] = scale.bench_scale(
+            api=api,
+            database_url=database_url,
+            workspace_pk=row[0],
+            sizes=config.scale_sizes,
+            requests=config.scale_requests,
+            hot_rows=config.hot_rows,
+            forget_cache=stack.forget_cache,
+            log=log,
+        )
+    if "sweep" in config.sections:
+        results["sweep"] = sweep.bench_sweep(
+            base_url=api.base_url,
+            stack=stack,
+            database_url=database_url,
+            rows=config.sweep_rows,
+            idle_seconds=config.sweep_idle_seconds,
+            log=log,
+        )

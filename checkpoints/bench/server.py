@@ -1,0 +1,200 @@
+"""The benchmark's own database and a production-like server in front of it.
+
+Nothing here touches the database `DATABASE_URL` names: the benchmark creates a database of its own next to
+it (same server, same settings), migrates it, serves it with gunicorn exactly as the Procfile does
+(`gunicorn project.wsgi --workers N`, DEBUG off, persistent connections, Redis as cache), and drops it at
+the end. Redis keys carry a per-run prefix and are deleted afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+import psycopg
+import redis
+from psycopg import sql
+
+from checkpoints.bench.stats import BenchError
+
+REPO = Path(__file__).resolve().parents[2]
+PYTHON = sys.executable
+# The benchmark key's own rate: throttling still runs (two Redis round trips per request, as in
+# production), it just never refuses the load generator.
+BENCH_THROTTLE_RATE = "1000000/s"
+
+
+def database_name(url: str) -> str:
+    return urlsplit(url).path.lstrip("/")
+
+
+def with_database(url: str, name: str) -> str:
+    """`url` pointing at database `name` on the same server, with the same credentials and options."""
+    return urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextlib.contextmanager
+def bench_database(server_url: str, name: str, *, keep: bool = False) -> Iterator[str]:
+    """A fresh, empty database `name` on the server of `server_url` (dropped afterwards unless `keep`)."""
+    admin = with_database(server_url, "postgres")
+    identifier = sql.Identifier(name)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(identifier))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(identifier))
+    try:
+        yield with_database(server_url, name)
+    finally:
+        if not keep:
+            with psycopg.connect(admin, autocommit=True) as conn:
+                conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(identifier))
+
+
+@dataclass
+class Stack:
+    """Everything the child processes share: the environment and a folder for their logs."""
+
+    database_url: str
+    redis_url: str
+    root: Path
+    cache_prefix: str
+
+    @classmethod
+    def create(cls, database_url: str, redis_url: str, root: Path) -> Stack:
+        root.mkdir(parents=True, exist_ok=True)
+        return cls(database_url, redis_url, root, f"cairn-bench-{secrets.token_hex(4)}")
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = {key: value for key, value in os.environ.items() if not key.startswith(("CAIRN_", "CELERY_"))}
+        env.update(
+            {
+                # Explicit values win over a developer's `.env` (settings read it without overwriting).
+                "SECRET_KEY": secrets.token_urlsafe(50),
+                "DEBUG": "false",
+                "ALLOWED_HOSTS": "127.0.0.1,localhost",
+                "DATABASE_URL": self.database_url,
+                "REDIS_URL": self.redis_url,
+                "CELERY_BROKER_URL": self.redis_url,
+                "CELERY_TASK_DEFAULT_QUEUE": self.cache_prefix,
+                "CACHE_KEY_PREFIX": self.cache_prefix,
+                "CAIRN_DATA_DIR": str(self.root / "data"),
+                "LOG_LEVEL": "WARNING",
+                "PYTHONPATH": str(REPO),
+                **extra,
+            }
+        )
+        return env
+
+    def manage(self, *args: str, timeout: float = 600) -> str:
+        """Run `manage.py <args>` against the benchmark database; its stdout."""
+        result = subprocess.run(
+            [PYTHON, str(REPO / "manage.py"), *args],
+            cwd=REPO,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        if result.returncode != 0:
+            raise BenchError(f"manage.py {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
+        return result.stdout
+
+    def api_key(self, workspace: str) -> str:
+        """An admin key of `workspace` (created if missing) with the benchmark's throttle rate."""
+        out = self.manage(
+            "create_api_key",
+            "--workspace",
+            workspace,
+            "--scopes",
+            "admin",
+            "--name",
+            "bench",
+            "--throttle-rate",
+            BENCH_THROTTLE_RATE,
+        )
+        return out.strip().splitlines()[-1]
+
+    def forget_cache(self) -> None:
+        """Delete this run's Redis keys (and only those)."""
+        client = redis.Redis.from_url(self.redis_url)
+        for key in client.scan_iter(match=f"{self.cache_prefix}*", count=1000):
+            client.delete(key)
+
+
+class Gunicorn:
+    """`gunicorn project.wsgi` with N sync workers on a free loopback port, as the Procfile runs it."""
+
+    def __init__(self, stack: Stack, *, workers: int) -> None:
+        self.stack = stack
+        self.workers = workers
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 60) -> None:
+        log = (self.stack.root / "gunicorn.log").open("ab")
+        self.process = subprocess.Popen(
+            [
+                PYTHON,
+                "-m",
+                "gunicorn",
+                "project.wsgi",
+                "--bind",
+                f"127.0.0.1:{self.port}",
+                "--workers",
+                str(self.workers),
+                "--timeout",
+                "60",
+                "--graceful-timeout",
+                "5",
+            ],
+            cwd=REPO,
+            env=self.stack.env(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: stop() takes the workers down with it
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise BenchError(f"gunicorn exited with {self.process.returncode}; see {log.name}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200:
+                    return
+            time.sleep(0.2)
+        self.stop()
+        raise BenchError(f"gunicorn did not answer /healthz within {timeout} s; see {log.name}")
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+    def __enter__(self) -> Gunicorn:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

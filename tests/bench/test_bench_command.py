@@ -1,0 +1,142 @@
+"""`manage.py bench`: refuses to measure anything but the production setup, and its `--quick` smoke run
+exercises every section end to end (gunicorn, a database of its own, Redis), so the benchmark never rots."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from django.core.management import CommandError, call_command
+from pytest_django.fixtures import Settings as SettingsWrapper
+
+from checkpoints.bench.server import database_name, with_database
+from checkpoints.bench.stats import Sample, percentile, run_clients
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(
+    ("database_url", "redis_url"),
+    [
+        ("", "redis://127.0.0.1:6379/0"),
+        ("postgres://postgres@127.0.0.1/x", ""),
+        ("sqlite:///x.db", "redis://x"),
+    ],
+)
+def test_it_refuses_to_run_without_postgresql_and_redis(
+    settings: SettingsWrapper, database_url: str, redis_url: str
+) -> None:
+    settings.DATABASE_URL, settings.REDIS_URL = database_url, redis_url
+    with pytest.raises(CommandError, match="needs both services: set DATABASE_URL=postgres://"):
+        call_command("bench", "--quick")
+
+
+def test_it_refuses_to_use_the_configured_database_as_its_own(settings: SettingsWrapper) -> None:
+    settings.DATABASE_URL, settings.REDIS_URL = "postgres://postgres@127.0.0.1/cairn", "redis://127.0.0.1/0"
+    with pytest.raises(CommandError, match="DATABASE_URL's own database"):
+        call_command("bench", "--database", "cairn")
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--only", "saves,nope", "unknown: nope"),
+        ("--scale-sizes", "1000,10", "increasing row counts"),
+        ("--scale-sizes", "ten", "comma list of row counts"),
+        ("--workers", "0", "at least 1"),
+        ("--sweep-rows", "5", "at least 100"),
+    ],
+)
+def test_it_refuses_bad_options_before_touching_anything(
+    settings: SettingsWrapper, option: str, value: str, message: str
+) -> None:
+    settings.DATABASE_URL, settings.REDIS_URL = "postgres://postgres@127.0.0.1/cairn", "redis://127.0.0.1/0"
+    with pytest.raises(CommandError, match=message):
+        call_command("bench", option, value)
+
+
+def test_it_computes_nearest_rank_percentiles() -> None:
+    values = [float(n) for n in range(1, 101)]
+    assert (percentile(values, 0.5), percentile(values, 0.99), percentile(values, 1.0)) == (50.0, 99.0, 100.0)
+    assert percentile([3.0], 0.99) == 3.0
+    assert percentile([], 0.5) == 0.0
+    sample = Sample([0.001, 0.003], wall=0.5)
+    assert sample.summary() == {"n": 2, "p50_ms": 1.0, "p99_ms": 3.0, "mean_ms": 2.0, "ops_per_s": 4.0}
+
+
+def test_it_runs_every_client_for_every_operation_and_reraises_a_failure() -> None:
+    calls: list[tuple[int, int]] = []
+    sample = run_clients(3, 4, lambda client: lambda n: calls.append((client, n)))
+    assert sorted(calls) == [(c, n) for c in range(3) for n in range(4)]
+    assert len(sample.latencies) == 12 and sample.wall > 0
+
+    def failing(client: int) -> Any:
+        def op(n: int) -> None:
+            if client == 1 and n == 2:
+                raise RuntimeError("client 1 failed")
+
+        return op
+
+    with pytest.raises(RuntimeError, match="client 1 failed"):
+        run_clients(2, 5, failing)
+
+
+@pytest.mark.postgres
+@pytest.mark.redis
+@pytest.mark.slow
+def test_it_measures_every_section_in_a_quick_run(tmp_path: Path) -> None:
+    server_url = os.environ["DATABASE_URL"]
+    bench_db = f"{database_name(server_url) or 'cairn'}_benchsmoke_{uuid.uuid4().hex[:8]}"
+    env = {**os.environ, "SECRET_KEY": "bench-smoke-test", "PYTHONPATH": str(REPO)}
+    result = subprocess.run(
+        [sys.executable, str(REPO / "manage.py"), "bench", "--quick", "--database", bench_db,
+         "--output", str(tmp_path)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    for title in ("HTTP API vs raw psycopg", "AsyncPostgresSaver", "Storage of a 10-turn conversation",
+                  "Read paths at 1,000 and 3,000 rows", "while a sweep tombstones 2,000"):  # fmt: skip
+        assert title in result.stdout, result.stdout
+    results = json.loads((tmp_path / "latest.json").read_text())
+    assert results["command"].startswith("manage.py bench --quick")
+
+    saves = results["saves"]
+    assert {(row["size"], row["clients"], row["op"]) for row in saves} == {
+        (size, clients, op)
+        for size in ("2 KB", "100 KB", "1 MB")
+        for clients in (1, 16)
+        for op in ("save", "restore")
+    }
+    for row in saves:
+        assert row["api"]["n"] == row["raw"]["n"] > 0
+        assert row["api"]["p50_ms"] > 0 and row["raw"]["p50_ms"] > 0 and row["ratio_p50"] > 0
+
+    graphs = results["langgraph"]
+    assert graphs["steps"] == 10 and graphs["cairn"]["runs"] == graphs["postgres"]["runs"] == 2
+    assert graphs["cairn"]["per_step_ms"] > 0 and graphs["postgres"]["per_step_ms"] > 0
+
+    storage = results["storage"]
+    assert storage["cairn"]["checkpoints"] == storage["postgres"]["checkpoints"] > 10
+    assert storage["cairn"]["relation_bytes"] > 0 and storage["postgres"]["relation_bytes"] > 0
+
+    scale = results["scale"]["results"]
+    assert set(scale) == {"1000", "3000"}
+    for size in scale.values():
+        assert size["message search (workspace, rare word)"]["results"] == 20
+        assert size["medallion scope (20 matches)"]["results"] == 20
+        assert all(timing["p50_ms"] > 0 for timing in size.values())
+
+    sweep = results["sweep"]
+    assert sweep["rows"] == 2000 and sweep["during"]["into swept threads"]["n"] > 0
+
+    # The benchmark cleans up after itself: its database is gone.
+    with psycopg.connect(with_database(server_url, "postgres")) as conn:
+        row = conn.execute("SELECT count(*) FROM pg_database WHERE datname = %s", (bench_db,)).fetchone()
+    assert row == (0,)
