@@ -8,6 +8,11 @@ from typing import Any
 
 from rest_framework.renderers import JSONRenderer
 
+# A spliced fragment's placeholder once rendered: `"\u0000<token>:<n>\u0000"`. Compiled once, not per
+# response: the token is checked in the replacement instead (compiling a fresh pattern per render cost more
+# than the substitution itself on small responses).
+_MARKER = re.compile(rb'"\\u0000([0-9a-f]{16}):(\d+)\\u0000"')
+
 
 class RawJSON(str):
     """A str that already holds JSON text; the renderer inserts it as is."""
@@ -38,5 +43,11 @@ class CairnJSONRenderer(JSONRenderer):
         rendered = super().render(swap(data), accepted_media_type, renderer_context)
         if not fragments:
             return rendered
-        marker = re.compile(rf'"\\u0000{token}:(\d+)\\u0000"'.encode())
-        return marker.sub(lambda m: fragments[int(m.group(1))].encode("utf-8"), rendered)
+        expected = token.encode("ascii")
+
+        def splice(match: re.Match[bytes]) -> bytes:
+            if match.group(1) != expected:
+                return match.group(0)
+            return fragments[int(match.group(2))].encode("utf-8")
+
+        return _MARKER.sub(splice, rendered)

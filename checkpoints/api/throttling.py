@@ -42,6 +42,16 @@ def key_rate(key: ApiKey) -> tuple[int, int]:
     return throttle_rate_parse(settings.CAIRN_THROTTLE_RATE)
 
 
+def _count_hit(cache_key: str, timeout: int) -> int:
+    """The window's count after this request: one Redis round trip (ResilientRedisCache.incr_window), or
+    add + incr on other backends (local memory)."""
+    incr_window = getattr(cache, "incr_window", None)
+    if incr_window is not None:
+        return int(incr_window(cache_key, timeout))
+    cache.add(cache_key, 0, timeout=timeout)
+    return cache.incr(cache_key)
+
+
 class ApiKeyRateThrottle(BaseThrottle):
     def __init__(self) -> None:
         self._wait: float | None = None
@@ -55,8 +65,7 @@ class ApiKeyRateThrottle(BaseThrottle):
         window = int(now // period)
         cache_key = f"throttle:{key.pk}:{period}:{window}"
         try:
-            cache.add(cache_key, 0, timeout=period + 1)
-            count = cache.incr(cache_key)
+            count = _count_hit(cache_key, period + 1)
         except (CacheUnavailable, ValueError):
             # ValueError: the counter vanished between add and incr (eviction); count this request as free.
             return True
