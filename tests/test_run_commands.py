@@ -15,7 +15,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from checkpoints.management.commands.serve import ensure_port_free
-from checkpoints.models import ApiKey, AuditEvent, Checkpoint, Membership, Thread, Workspace
+from checkpoints.models import ApiKey, AuditEvent, Checkpoint, Job, Membership, Message, Thread, Workspace
 from tests.factories import make_checkpoint
 
 pytestmark = pytest.mark.django_db
@@ -34,7 +34,7 @@ def test_it_seeds_the_demo_once_and_prints_each_secret_once() -> None:
     first = run("seed_demo")
     key_match, password_match = KEY.search(first), PASSWORD.search(first)
     assert key_match and password_match, first
-    assert "Demo data loaded: checkpoints" in first
+    assert "Demo data loaded: checkpoints, messages, medallions" in first
 
     workspace = Workspace.objects.get(slug="demo")
     admin = get_user_model().objects.get(username="admin")
@@ -47,6 +47,8 @@ def test_it_seeds_the_demo_once_and_prints_each_secret_once() -> None:
     counts = (
         Thread.objects.count(),
         Checkpoint.objects.count(),
+        Message.objects.count(),
+        Job.objects.count(),
         ApiKey.objects.count(),
         AuditEvent.objects.count(),
     )
@@ -57,6 +59,8 @@ def test_it_seeds_the_demo_once_and_prints_each_secret_once() -> None:
     assert (
         Thread.objects.count(),
         Checkpoint.objects.count(),
+        Message.objects.count(),
+        Job.objects.count(),
         ApiKey.objects.count(),
         AuditEvent.objects.count(),
     ) == counts
@@ -128,3 +132,21 @@ def test_it_refuses_to_serve_on_a_port_that_is_taken() -> None:
         with pytest.raises(CommandError, match=f"Cannot listen on 127.0.0.1:{port}"):
             ensure_port_free("127.0.0.1", port)
     ensure_port_free("127.0.0.1", port)  # free again once released
+
+
+def test_it_seeds_conversations_and_queues_the_two_summaries_for_the_worker() -> None:
+    run("seed_demo")
+    research = Message.objects.filter(thread__thread_id="demo-research").order_by("seq")
+    assert [m.seq for m in research] == list(range(1, research.count() + 1))
+    assert research.filter(content__contains="reciprocal rank fusion").exists()
+    assert Message.objects.filter(thread__thread_id="demo-support").count() == 5
+    jobs = Job.objects.filter(workspace__slug="demo", kind=Job.Kind.SUMMARIZE).order_by("id")
+    assert [(j.status, j.params["operation"]) for j in jobs] == [
+        (Job.Status.QUEUED, "thread"),
+        (Job.Status.QUEUED, "checkpoint"),
+    ]
+    assert jobs[0].params["thread_id"] == "demo-research"
+    assert jobs[1].params["scope"] == {
+        "graph_nodes": ["module:billing", "repo:support-bot"],
+        "tags": ["project_state"],
+    }

@@ -19,9 +19,12 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from checkpoints.models import ApiKey, Membership, Thread, Workspace
+from checkpoints.models import ApiKey, Job, Membership, Message, Thread, Workspace
 from checkpoints.services.audit import Actor
 from checkpoints.services.checkpoints import checkpoint_expire, checkpoint_handoff, checkpoint_save
+from checkpoints.services.medallion_summaries import thread_summarize_submit
+from checkpoints.services.medallions import medallion_checkpoint_submit
+from checkpoints.services.messages import messages_append
 from checkpoints.services.threads import thread_update
 from checkpoints.services.workspaces import api_key_create, workspace_get_or_create
 
@@ -133,10 +136,81 @@ def seed_checkpoints(workspace: Workspace, actor: Actor) -> bool:
     return True
 
 
+RESEARCH_CONVERSATION = [
+    ("user", "Which vector databases support hybrid search? I need keyword and semantic ranking together."),
+    ("assistant", "I will search for current documentation and benchmarks, then read the top sources."),
+    ("tool", "search: 12 results for 'hybrid search vector database' (pgvector, Qdrant, Weaviate, Vespa)."),
+    ("assistant", "pgvector combines a tsvector ranking with vector distance in one SQL query."),
+    ("assistant", "Qdrant stores sparse and dense vectors per point and fuses the two rankings."),
+    ("user", "We decided to stay on PostgreSQL, so pgvector is the candidate. Does it need an extension?"),
+    ("assistant", "Yes: CREATE EXTENSION vector. Hybrid ranking then needs no other service."),
+    ("user", "Is reciprocal rank fusion better than a weighted sum for our data?"),
+    (
+        "assistant",
+        "We will go with reciprocal rank fusion: it needs no score calibration between the two rankers.",
+    ),
+    ("user", "Great. Write a 200-word summary for the team."),
+]
+
+SUPPORT_CONVERSATION = [
+    ("user", "I was charged twice for invoice INV-2291. Can you help?"),
+    ("assistant", "I am sorry about that. Let me look up the invoice."),
+    ("tool", "billing.lookup(INV-2291): two captures of 49.00 EUR, one duplicate."),
+    ("assistant", "I found the duplicate charge and issued a refund of 49.00 EUR. It arrives in 3-5 days."),
+    ("user", "Thank you! Will this happen again on my next renewal?"),
+]
+
+
+def seed_messages(workspace: Workspace, actor: Actor) -> bool:
+    """The conversations behind the two demo threads (searchable, and the input of the research summary)."""
+    if Message.objects.filter(thread__workspace=workspace, thread__thread_id="demo-research").exists():
+        return False
+    for thread_id, conversation in (
+        ("demo-research", RESEARCH_CONVERSATION),
+        ("demo-support", SUPPORT_CONVERSATION),
+    ):
+        messages_append(
+            workspace=workspace,
+            thread_id=thread_id,
+            messages=[{"role": role, "content": text} for role, text in conversation],
+        )
+    return True
+
+
+def seed_medallions(workspace: Workspace, actor: Actor) -> bool:
+    """Two summary jobs through the real path: the research thread summarised into its scope's medallion,
+    and a project medallion from session evidence. The worker `make run` starts picks them up."""
+    # Jobs, not medallions, are the marker: the medallions appear only once a worker has run the jobs.
+    if Job.objects.filter(workspace=workspace, kind=Job.Kind.SUMMARIZE).exists():
+        return False
+    research = Thread.objects.get(workspace=workspace, thread_id="demo-research")
+    thread_summarize_submit(thread=research, actor=actor)
+    medallion_checkpoint_submit(
+        workspace=workspace,
+        actor=actor,
+        scope={"graph_nodes": ["repo:support-bot", "module:billing"], "tags": ["project_state"]},
+        evidence={
+            "session_summary": (
+                "Refund flow for duplicate charges shipped. "
+                "We decided to refund automatically below 100 EUR. "
+                "Open: should renewals be retried when the card is declined?"
+            ),
+            "transcripts": [f"{role}: {text}" for role, text in SUPPORT_CONVERSATION],
+            "artefacts": {
+                "files": ["billing/refunds.py", "billing/lookup.py"],
+                "command": "make test-billing",
+            },
+        },
+    )
+    return True
+
+
 # Each area's demo data: (what, loader). A loader runs inside the seed transaction, checks its own marker
 # and returns True if it loaded something now.
 DEMO_DATA: list[tuple[str, Callable[[Workspace, Actor], bool]]] = [
     ("checkpoints", seed_checkpoints),
+    ("messages", seed_messages),
+    ("medallions", seed_medallions),
 ]
 
 
