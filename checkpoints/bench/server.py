@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -68,17 +68,19 @@ def bench_database(server_url: str, name: str, *, keep: bool = False) -> Iterato
 
 @dataclass
 class Stack:
-    """Everything the child processes share: the environment and a folder for their logs."""
+    """Everything the child processes share: the environment and a folder for their logs. `extra` holds
+    settings every child gets on top of the production-like defaults (the fault tests shorten timeouts)."""
 
     database_url: str
     redis_url: str
     root: Path
     cache_prefix: str
+    extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def create(cls, database_url: str, redis_url: str, root: Path) -> Stack:
+    def create(cls, database_url: str, redis_url: str, root: Path, **extra: str) -> Stack:
         root.mkdir(parents=True, exist_ok=True)
-        return cls(database_url, redis_url, root, f"cairn-bench-{secrets.token_hex(4)}")
+        return cls(database_url, redis_url, root, f"cairn-bench-{secrets.token_hex(4)}", dict(extra))
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {key: value for key, value in os.environ.items() if not key.startswith(("CAIRN_", "CELERY_"))}
@@ -96,6 +98,7 @@ class Stack:
                 "CAIRN_DATA_DIR": str(self.root / "data"),
                 "LOG_LEVEL": "WARNING",
                 "PYTHONPATH": str(REPO),
+                **self.extra,
                 **extra,
             }
         )
@@ -116,19 +119,14 @@ class Stack:
             raise BenchError(f"manage.py {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
         return result.stdout
 
-    def api_key(self, workspace: str) -> str:
-        """An admin key of `workspace` (created if missing) with the benchmark's throttle rate."""
+    def api_key(
+        self, workspace: str, *, scopes: str = "admin", throttle_rate: str = BENCH_THROTTLE_RATE
+    ) -> str:
+        """A key of `workspace` (created if missing); by default admin, with the benchmark's throttle rate."""
         out = self.manage(
-            "create_api_key",
-            "--workspace",
-            workspace,
-            "--scopes",
-            "admin",
-            "--name",
-            "bench",
-            "--throttle-rate",
-            BENCH_THROTTLE_RATE,
-        )
+            "create_api_key", "--workspace", workspace, "--scopes", scopes, "--name", "bench",
+            "--throttle-rate", throttle_rate,
+        )  # fmt: skip
         return out.strip().splitlines()[-1]
 
     def forget_cache(self) -> None:
