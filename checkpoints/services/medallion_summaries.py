@@ -81,21 +81,26 @@ def thread_summarize_submit(*, thread: Thread, actor: Actor) -> Job:
             {"thread_id": thread.thread_id, "last_summarized_seq": marker},
         )
     with transaction.atomic():
-        audit_record(
-            workspace=thread.workspace,
-            actor=actor,
-            action="thread.summarize",
-            target_type="thread",
-            target_id=thread.thread_id,
-            details={"after_seq": marker},
-        )
-        return job_submit(
+        job = job_submit(
             workspace=thread.workspace,
             kind=Job.Kind.SUMMARIZE,
             params={"operation": "thread", "thread_id": thread.thread_id},
             task=tasks.summarize_thread_job,
             actor=actor,
         )
+        # Audited only once the job is really queued: if the broker refuses it, job_submit's on-commit hook
+        # withdraws the job and raises, and Django runs no later hook.
+        transaction.on_commit(
+            lambda: audit_record(
+                workspace=thread.workspace,
+                actor=actor,
+                action="thread.summarize",
+                target_type="thread",
+                target_id=thread.thread_id,
+                details={"after_seq": marker, "job_id": str(job.job_id)},
+            )
+        )
+    return job
 
 
 def medallion_maybe_autosummarize(*, thread: Thread) -> Job | None:

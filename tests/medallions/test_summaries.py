@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from checkpoints.exceptions import ValidationFailed
+from checkpoints.exceptions import Unavailable, ValidationFailed
 from checkpoints.models import AuditEvent, Job, Medallion, Thread, Workspace
 from checkpoints.services.audit import Actor
 from checkpoints.services.jobs import job_execute
@@ -19,6 +19,7 @@ from checkpoints.services.medallion_summaries import (
     thread_summarize_submit,
 )
 from checkpoints.services.messages import messages_append
+from tests.jobs.helpers import broker_down
 from tests.llm import transcripts as t
 from tests.medallions.fixtures import result_of
 
@@ -108,12 +109,27 @@ def test_submission_refuses_a_thread_without_scope_or_new_messages(workspace: Wo
     assert not Job.objects.exists()
 
 
-def test_submission_queues_an_audited_job(workspace: Workspace) -> None:
+def test_submission_queues_an_audited_job(
+    workspace: Workspace, eager_celery: None, django_capture_on_commit_callbacks: Any
+) -> None:
     thread = scoped_thread(workspace)
     append(workspace, "run-1", "maya: Please refactor the tax module.")
-    job = thread_summarize_submit(thread=thread, actor=ACTOR)
+    with django_capture_on_commit_callbacks(execute=True):
+        job = thread_summarize_submit(thread=thread, actor=ACTOR)
     assert job.status == Job.Status.QUEUED and job.params["thread_id"] == "run-1"
-    assert AuditEvent.objects.get(action="thread.summarize").target_id == "run-1"
+    event = AuditEvent.objects.get(action="thread.summarize")
+    assert (event.target_id, event.details["job_id"]) == ("run-1", str(job.job_id))
+
+
+def test_a_submission_the_broker_refuses_leaves_neither_a_job_nor_an_audit_event(
+    workspace: Workspace, django_capture_on_commit_callbacks: Any
+) -> None:
+    thread = scoped_thread(workspace)
+    append(workspace, "run-1", "maya: Please refactor the tax module.")
+    with broker_down(), pytest.raises(Unavailable), django_capture_on_commit_callbacks(execute=True):
+        thread_summarize_submit(thread=thread, actor=ACTOR)
+    assert not Job.objects.exists()
+    assert not AuditEvent.objects.filter(action="thread.summarize").exists()
 
 
 def test_a_long_backlog_becomes_several_revisions(workspace: Workspace) -> None:
@@ -202,7 +218,8 @@ def test_it_autosummarises_every_n_messages(
     append(workspace, "run-1", t.TRANSCRIPT[4])
     with django_capture_on_commit_callbacks() as published:
         job = medallion_maybe_autosummarize(thread=thread)
-    assert job is not None and len(published) == 1
+    # Two hooks: publish the job, then (only if publishing worked) audit the submission.
+    assert job is not None and len(published) == 2
     assert job.params["requested_by"]["label"] == "auto-summarize"
     # One is queued already: no second job for the same backlog.
     assert medallion_maybe_autosummarize(thread=thread) is None
