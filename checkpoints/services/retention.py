@@ -24,10 +24,11 @@ from django.utils import timezone
 
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.integrity import format_timestamp
-from checkpoints.models import Checkpoint, Job, Message, PendingWrite, Thread, Workspace
+from checkpoints.models import Checkpoint, Job, Thread, Workspace
 from checkpoints.services.audit import Actor, audit_record
 from checkpoints.services.checkpoints import checkpoints_tombstone
 from checkpoints.services.jobs import job_actor, job_submit
+from checkpoints.services.threads import thread_erase
 
 logger = logging.getLogger(__name__)
 
@@ -278,15 +279,7 @@ def threads_expire_idle(*, now: datetime | None = None) -> int:
                 "expires_at": format_timestamp(thread.expires_at) if thread.expires_at else None,
                 "idle_ttl_seconds": thread.ttl_seconds or thread.workspace.thread_idle_ttl_seconds,
             }
-            # Everything under the thread cascades in this one call (bulk deletes, no signals).
-            _, deleted_rows = Thread.objects.filter(pk=thread.pk).delete()
-            details.update(
-                {
-                    "checkpoints": deleted_rows.get(Checkpoint._meta.label, 0),
-                    "pending_writes": deleted_rows.get(PendingWrite._meta.label, 0),
-                    "messages": deleted_rows.get(Message._meta.label, 0),
-                }
-            )
+            details.update(thread_erase(thread))
             audit_record(
                 workspace=thread.workspace,
                 actor=_SYSTEM,

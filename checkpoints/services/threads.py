@@ -34,6 +34,7 @@ __all__ = [
     "thread_copy",
     "thread_create",
     "thread_delete",
+    "thread_erase",
     "thread_fork",
     "thread_prune",
     "thread_storage",
@@ -132,17 +133,25 @@ def thread_delete(*, thread: Thread, actor: Actor) -> None:
     Only the audit event `thread.delete` remains, with counts and the thread id, never content.
     """
     locked = thread_lock(thread)
-    # Every row under the thread cascades in this one call (no signals, so Django deletes in bulk).
-    _, deleted = locked.delete()
     audit_record(
         workspace=locked.workspace,
         actor=actor,
         action="thread.delete",
         target_type="thread",
         target_id=thread.thread_id,
-        details={
-            "checkpoints": deleted.get(Checkpoint._meta.label, 0),
-            "pending_writes": deleted.get(PendingWrite._meta.label, 0),
-            "messages": deleted.get(Message._meta.label, 0),
-        },
+        details=thread_erase(locked),
     )
+
+
+def thread_erase(thread: Thread) -> dict[str, int]:
+    """Delete the thread row and every row under it; return how many of each kind went.
+
+    The one place threads are erased (an API/dashboard delete, idle expiry). The caller holds the row lock
+    and writes the audit event. Everything cascades in this one call (no signals: Django deletes in bulk).
+    """
+    _, deleted = Thread.objects.filter(pk=thread.pk).delete()
+    return {
+        "checkpoints": deleted.get(Checkpoint._meta.label, 0),
+        "pending_writes": deleted.get(PendingWrite._meta.label, 0),
+        "messages": deleted.get(Message._meta.label, 0),
+    }
