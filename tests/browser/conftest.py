@@ -41,7 +41,9 @@ def _unavailable(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="session")
+# Package scope, not session: Playwright's sync API keeps an event loop running in this thread while it is
+# open, and every later test that calls asyncio.run() (the SDK's async tests) would fail under it.
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
     path = _chromium_path()
     if path is None:
