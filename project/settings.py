@@ -9,6 +9,7 @@ Two run modes share these settings:
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 
 import environ
@@ -51,6 +52,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files (dashboard CSS/JS, the offline API docs) straight from gunicorn: no proxy needed.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "checkpoints.api.middleware.ApiGuardMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -148,6 +151,15 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = env.str("STATIC_ROOT", default=str(BASE_DIR / "staticfiles"))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # Compressed copies are made by `collectstatic` (the Procfile's release step); without it WhiteNoise
+    # serves the files from their app folders (USE_FINDERS), so a bare `gunicorn` works too.
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = True
+# Before the first `collectstatic` STATIC_ROOT does not exist; the finders serve everything meanwhile.
+warnings.filterwarnings("ignore", message=r"No directory at: .*staticfiles", category=UserWarning)
 
 # --- Security ---------------------------------------------------------------------------------------------
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env.bool("BEHIND_TLS_PROXY", False) else None
