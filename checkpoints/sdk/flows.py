@@ -92,6 +92,7 @@ def checkpoint_save(
     metadata: Any = None,
     ttl_seconds: int | Unset | None = UNSET,
     pinned: bool = False,
+    user_id: str | None = None,
 ) -> Flow[SaveResult]:
     """Save with the whole record explicit (so the checksum is computed here and verified by the server).
 
@@ -129,14 +130,14 @@ def checkpoint_save(
         draft = CheckpointDraft.build(
             **fields, parent_id=parent_id, step_index=step_index, created_at=memory.clock.now()
         )
-        saved: SaveResult = yield cp_calls.checkpoint_create(draft)
+        saved: SaveResult = yield cp_calls.checkpoint_create(draft, user_id=user_id)
         memory.saw(saved.checkpoint, is_head=True)
         return saved
 
     for _attempt in range(MAX_HEAD_ATTEMPTS):
         head = memory.head(thread_id, namespace)
         if head is None:
-            head = yield from _fetch_head(thread_id, namespace)
+            head = yield from _fetch_head(thread_id, namespace, user_id)
         draft = CheckpointDraft.build(
             **fields,
             parent_id=head.checkpoint_id if head else None,
@@ -144,7 +145,9 @@ def checkpoint_save(
             created_at=memory.clock.now(),
         )
         try:
-            saved = yield cp_calls.thread_state_put(draft, if_match=head.checkpoint_id if head else None)
+            saved = yield cp_calls.thread_state_put(
+                draft, if_match=head.checkpoint_id if head else None, user_id=user_id
+            )
         except PreconditionFailed:
             memory.forget_head(thread_id, namespace)
             continue
@@ -169,10 +172,14 @@ def _checksum_refused(exc: ValidationError) -> bool:
     return "checksum" in exc.details or (isinstance(fields, dict) and "checksum" in fields)
 
 
-def _fetch_head(thread_id: str, namespace: str) -> Generator[Call[Any], Any, Checkpoint | None]:
+def _fetch_head(
+    thread_id: str, namespace: str, user_id: str | None = None
+) -> Generator[Call[Any], Any, Checkpoint | None]:
     """The newest readable checkpoint of the namespace, without its payload (one light request)."""
     try:
-        page: Page[Checkpoint] = yield cp_calls.checkpoints_list(thread_id, namespace=namespace, limit=1)
+        page: Page[Checkpoint] = yield cp_calls.checkpoints_list(
+            thread_id, namespace=namespace, limit=1, user_id=user_id
+        )
     except NotFound:
         return None
     return page.results[0] if page.results else None

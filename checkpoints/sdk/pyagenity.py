@@ -145,8 +145,14 @@ class _Flows:
     ) -> flows.Flow[S]:
         thread_id, user_id = _keys(config)
         yield from self._owned(thread_id, user_id, create=True)
+        # The server refuses (404) a save into another user's thread, so no check-then-write window remains.
         yield from flows.checkpoint_save(
-            memory, thread_id=thread_id, agent_id=self.agent_id, state=state, metadata={"user_id": user_id}
+            memory,
+            thread_id=thread_id,
+            agent_id=self.agent_id,
+            state=state,
+            metadata={"user_id": user_id},
+            user_id=user_id,
         )
         return state
 
@@ -155,7 +161,7 @@ class _Flows:
         if (yield from self._owned(thread_id, user_id, create=False)) is None:
             return None
         try:
-            head: Checkpoint = yield th_calls.thread_state(thread_id)
+            head: Checkpoint = yield th_calls.thread_state(thread_id, user_id=user_id)
         except NotFound:
             return None
         return self._state_value(head.state)

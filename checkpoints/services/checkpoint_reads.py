@@ -16,9 +16,10 @@ from checkpoints.integrity import record_checksum_from_parts
 from checkpoints.models import Checkpoint, PendingWrite, Thread, Workspace
 
 
-def thread_get(*, workspace: Workspace, thread_id: str) -> Thread:
-    """The workspace's thread with this public id; another workspace's thread is NotFound, as if missing."""
-    thread = Thread.objects.for_workspace(workspace).filter(thread_id=thread_id).first()
+def thread_get(*, workspace: Workspace, thread_id: str, user_id: str | None = None) -> Thread:
+    """The workspace's thread with this public id; another workspace's thread is NotFound, as if missing.
+    With `user_id`, so is another end user's thread."""
+    thread = Thread.objects.for_workspace(workspace).for_user(user_id).filter(thread_id=thread_id).first()
     if thread is None:
         raise NotFound(f"Thread {thread_id!r} not found.")
     return thread
@@ -107,15 +108,23 @@ def _pick_one(candidates: list[Checkpoint], what: str) -> Checkpoint:
 
 
 def checkpoint_get(
-    *, workspace: Workspace, thread_id: str, checkpoint_id: str, namespace: str | None = None
+    *,
+    workspace: Workspace,
+    thread_id: str,
+    checkpoint_id: str,
+    namespace: str | None = None,
+    user_id: str | None = None,
 ) -> Checkpoint:
     """A checkpoint of a thread by public id. Without a namespace the id must be unique in the thread
-    (AmbiguousId otherwise). Tombstones and expired checkpoints are returned too: callers decide."""
+    (AmbiguousId otherwise). With `user_id`, another end user's thread is NotFound. Tombstones and expired
+    checkpoints are returned too: callers decide."""
     queryset = Checkpoint.objects.select_related("thread").filter(
         workspace=workspace, thread__thread_id=thread_id, checkpoint_id=checkpoint_id
     )
     if namespace is not None:
         queryset = queryset.filter(namespace=namespace)
+    if user_id is not None:
+        queryset = queryset.filter(thread__user_id=user_id)
     return _pick_one(list(queryset.order_by("id")[:10]), repr(checkpoint_id))
 
 

@@ -106,6 +106,7 @@ def checkpoint_save(
     checksum: str | None = None,
     created_at: datetime | None = None,
     expected_head: str | Unset | None = UNSET,
+    user_id: str | None = None,
 ) -> SaveResult:
     """Save a checkpoint; the thread is created if missing.
 
@@ -118,6 +119,7 @@ def checkpoint_save(
       thread).
     - `expected_head` (If-Match): PreconditionFailed unless the namespace head is that checkpoint id
       ("*": unless the namespace has a head).
+    - `user_id`: the save is that end user's (another user's thread is NotFound; a new thread gets it).
     """
     payloads = encode_payloads(
         state, {} if context is None else context, {} if metadata is None else metadata
@@ -140,6 +142,7 @@ def checkpoint_save(
         checksum=checksum,
         created_at=created_at,
         expected_head=expected_head,
+        user_id=user_id,
     )
 
 
@@ -165,13 +168,14 @@ def save_encoded(
     expected_head: str | Unset | None = UNSET,
     handoff_target: str | None = None,
     handoff_from: str | None = None,
+    user_id: str | None = None,
 ) -> SaveResult:
     """`checkpoint_save` for documents that are already canonical text (handoffs and copies reuse stored
     text instead of decoding and re-encoding it)."""
     now = timezone.now()
     if created_at is not None and created_at > now + timedelta(seconds=settings.CAIRN_MAX_CLOCK_SKEW_SECONDS):
         raise _invalid("created_at", "Later than the server clock allows.")
-    thread = thread_lock_or_create(workspace=workspace, thread_id=thread_id, now=now)
+    thread = thread_lock_or_create(workspace=workspace, thread_id=thread_id, now=now, user_id=user_id)
 
     if checkpoint_id is not None:
         existing = Checkpoint.objects.filter(

@@ -224,6 +224,7 @@ def pending_writes_put(
     task_id: str,
     task_path: str,
     writes: list[dict[str, Any]],
+    user_id: str | None = None,
 ) -> int:
     """Store LangGraph pending writes for a checkpoint that may not exist yet (the thread is created if
     missing); Gone if the checkpoint exists and has expired. Returns how many writes were sent.
@@ -234,7 +235,7 @@ def pending_writes_put(
     several writes at one ordinary idx and the last at one special idx win.
     """
     now = timezone.now()
-    thread = thread_lock_or_create(workspace=workspace, thread_id=thread_id, now=now)
+    thread = thread_lock_or_create(workspace=workspace, thread_id=thread_id, now=now, user_id=user_id)
     pending_writes_ensure_target_readable(
         thread=thread, namespace=namespace, checkpoint_id=checkpoint_id, now=now
     )

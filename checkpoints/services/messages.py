@@ -117,10 +117,7 @@ def messages_append(
         raise ValidationFailed("A message_id appears twice in the batch.", {"message_ids": repeated})
 
     now = timezone.now()
-    defaults = None if user_id is None else {"user_id": user_id}
-    thread = thread_lock_or_create(workspace=workspace, thread_id=thread_id, now=now, defaults=defaults)
-    if user_id is not None and thread.user_id != user_id:
-        raise NotFound(f"Thread {thread_id!r} not found.")
+    thread = thread_lock_or_create(workspace=workspace, thread_id=thread_id, now=now, user_id=user_id)
 
     stored = {m.message_id: m for m in Message.objects.filter(thread=thread, message_id__in=given_ids)}
     conflicts = {

@@ -8,6 +8,7 @@ from typing import Any
 from django.db.models import F
 from django.utils import timezone
 
+from checkpoints.exceptions import NotFound
 from checkpoints.models import Thread, Workspace
 
 
@@ -16,13 +17,14 @@ def thread_lock_or_create(
     workspace: Workspace,
     thread_id: str,
     now: datetime | None = None,
-    defaults: dict[str, Any] | None = None,
+    user_id: str | None = None,
 ) -> Thread:
     """The thread row, locked for this transaction (SELECT ... FOR UPDATE), created if missing.
 
     Every write under a thread takes this lock first, which serialises head moves and message seqs per
     thread. A concurrent creator is settled by the unique constraint (INSERT ... ON CONFLICT DO NOTHING).
-    `defaults` are field values for a thread this call creates (e.g. its user_id).
+    `user_id`, when given, scopes the write to that end user: a thread this call creates gets it, and
+    another user's thread is NotFound, as if it did not exist (one user never writes into another's).
     Must run inside transaction.atomic().
     """
     locked = Thread.objects.select_for_update()
@@ -36,12 +38,14 @@ def thread_lock_or_create(
                     thread_id=thread_id,
                     created_at=now,
                     updated_at=now,
-                    **(defaults or {}),
+                    user_id=user_id or "",
                 )
             ],
             ignore_conflicts=True,
         )
         thread = locked.get(workspace=workspace, thread_id=thread_id)
+    if user_id is not None and thread.user_id != user_id:
+        raise NotFound(f"Thread {thread_id!r} not found.")
     return thread
 
 

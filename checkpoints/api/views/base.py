@@ -4,11 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework.views import APIView
 
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import ApiKey, Workspace
 from checkpoints.services.audit import Actor
+
+USER_PARAM = OpenApiParameter(
+    "user_id",
+    str,
+    description="Only this end user's threads (another user's thread is a 404). Omitted: every thread of "
+    "the workspace; there is no default user. Empty (`user_id=`): threads without a user.",
+)
 
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}
@@ -46,6 +54,16 @@ class WorkspaceAPIView(APIView):
             return False
         message = f"{name} must be true or false."
         raise ValidationFailed(message, {"fields": {name: [message]}})
+
+    def query_user_id(self) -> str | None:
+        """`?user_id=`: scope the request to one end user (another user's thread is a 404). None when absent;
+        "" means threads without a user (there is no default user)."""
+        user_id = self.request.query_params.get("user_id")
+        if user_id is not None and len(user_id) > 255:
+            raise ValidationFailed(
+                "user_id is longer than 255 characters.", {"fields": {"user_id": ["Too long."]}}
+            )
+        return user_id
 
     def query_namespace(self) -> str | None:
         """`?namespace=` as given (empty = the root namespace); None when absent (= any namespace, or the

@@ -28,7 +28,7 @@ from checkpoints.api.serializers.checkpoints import (
     checkpoint_representation,
     pending_write_representation,
 )
-from checkpoints.api.views.base import WorkspaceAPIView
+from checkpoints.api.views.base import USER_PARAM, WorkspaceAPIView
 from checkpoints.exceptions import Gone, ValidationFailed
 from checkpoints.models import Checkpoint
 from checkpoints.services.checkpoint_reads import (
@@ -145,11 +145,11 @@ class ThreadCheckpointsView(WorkspaceAPIView):
     @extend_schema(
         operation_id="threads_checkpoints_list",
         summary="Timeline of a thread, newest first",
-        parameters=[NAMESPACE_PARAM, INCLUDE_STATE_PARAM, *FILTER_PARAMS, *LIST_PARAMS],
+        parameters=[USER_PARAM, NAMESPACE_PARAM, INCLUDE_STATE_PARAM, *FILTER_PARAMS, *LIST_PARAMS],
         responses=CheckpointPageSerializer,
     )
     def get(self, request: Request, thread_id: str) -> Response:
-        thread = thread_get(workspace=self.workspace, thread_id=thread_id)
+        thread = thread_get(workspace=self.workspace, thread_id=thread_id, user_id=self.query_user_id())
         include_state = self.query_bool("include_state")
         queryset = checkpoint_timeline(
             thread=thread,
@@ -168,14 +168,19 @@ class ThreadCheckpointsView(WorkspaceAPIView):
         summary="Save a checkpoint (creates the thread if missing)",
         request=CheckpointCreateSerializer,
         responses={201: CheckpointSerializer, 200: CheckpointSerializer},
-        parameters=[INCLUDE_STATE_PARAM],
+        parameters=[USER_PARAM, INCLUDE_STATE_PARAM],
     )
     def post(self, request: Request, thread_id: str) -> Response:
+        # Every input is checked before the save: a 400 must never answer a save that was committed.
+        include_state = self.query_bool("include_state", default=True)
         data = self.validated(CheckpointCreateSerializer)
         result = checkpoint_save(
-            workspace=self.workspace, thread_id=thread_id, **save_arguments(data, self.query_namespace())
+            workspace=self.workspace,
+            thread_id=thread_id,
+            user_id=self.query_user_id(),
+            **save_arguments(data, self.query_namespace()),
         )
-        return saved_response(result, include_state=self.query_bool("include_state", default=True))
+        return saved_response(result, include_state=include_state)
 
 
 class CheckpointResourceView(WorkspaceAPIView):
@@ -189,6 +194,7 @@ class CheckpointResourceView(WorkspaceAPIView):
             thread_id=thread_id,
             checkpoint_id=checkpoint_id,
             namespace=self.query_namespace(),
+            user_id=self.query_user_id(),
         )
 
     def _get_readable(self, thread_id: str, checkpoint_id: str) -> Checkpoint:
@@ -201,7 +207,7 @@ class CheckpointResourceView(WorkspaceAPIView):
 class CheckpointDetailView(CheckpointResourceView):
     @extend_schema(
         summary="Restore a checkpoint (re-hashed; X-Checksum-Verified: true)",
-        parameters=[NAMESPACE_PARAM],
+        parameters=[USER_PARAM, NAMESPACE_PARAM],
         responses={200: CheckpointSerializer},
     )
     def get(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
@@ -209,7 +215,7 @@ class CheckpointDetailView(CheckpointResourceView):
 
     @extend_schema(
         summary="Expire a checkpoint now (it becomes a tombstone)",
-        parameters=[NAMESPACE_PARAM],
+        parameters=[USER_PARAM, NAMESPACE_PARAM],
         responses={204: None},
     )
     def delete(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
@@ -221,7 +227,7 @@ class CheckpointTtlView(CheckpointResourceView):
     @extend_schema(
         summary="Set, extend or clear the expiry; pin or unpin",
         request=CheckpointTtlSerializer,
-        parameters=[NAMESPACE_PARAM],
+        parameters=[USER_PARAM, NAMESPACE_PARAM],
         responses={200: CheckpointSerializer},
     )
     def post(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
@@ -240,7 +246,7 @@ class CheckpointHandoffView(CheckpointResourceView):
     @extend_schema(
         summary="Hand the state to another agent (a child checkpoint owned by the target)",
         request=CheckpointHandoffSerializer,
-        parameters=[NAMESPACE_PARAM],
+        parameters=[USER_PARAM, NAMESPACE_PARAM],
         responses={201: CheckpointSerializer},
     )
     def post(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
@@ -260,6 +266,7 @@ class CheckpointDiffView(CheckpointResourceView):
     @extend_schema(
         summary="RFC 6902 JSON Patch from another checkpoint (default: the parent) to this one",
         parameters=[
+            USER_PARAM,
             NAMESPACE_PARAM,
             OpenApiParameter("against", str, description="checkpoint_id to diff from (default: the parent)."),
             OpenApiParameter(
@@ -298,7 +305,7 @@ class CheckpointDiffView(CheckpointResourceView):
 class CheckpointLineageView(CheckpointResourceView):
     @extend_schema(
         summary="Ancestors up to the root, nearest first (tombstones included, with expired_at set)",
-        parameters=[NAMESPACE_PARAM, LIST_PARAMS[0]],
+        parameters=[USER_PARAM, NAMESPACE_PARAM, LIST_PARAMS[0]],
         responses={200: CheckpointPageSerializer},
     )
     def get(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
@@ -319,11 +326,14 @@ class CheckpointLineageView(CheckpointResourceView):
 class CheckpointWritesView(WorkspaceAPIView):
     @extend_schema(
         summary="LangGraph pending writes of a checkpoint (which may not exist yet)",
-        parameters=[OpenApiParameter("namespace", str, description="Default: the root namespace.")],
+        parameters=[
+            USER_PARAM,
+            OpenApiParameter("namespace", str, description="Default: the root namespace."),
+        ],
         responses={200: PendingWriteListSerializer},
     )
     def get(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
-        thread = thread_get(workspace=self.workspace, thread_id=thread_id)
+        thread = thread_get(workspace=self.workspace, thread_id=thread_id, user_id=self.query_user_id())
         namespace = self.query_namespace() or ""
         pending_writes_ensure_target_readable(thread=thread, namespace=namespace, checkpoint_id=checkpoint_id)
         writes = pending_writes_for(thread=thread, namespace=namespace, checkpoint_id=checkpoint_id)
@@ -334,7 +344,10 @@ class CheckpointWritesView(WorkspaceAPIView):
     @extend_schema(
         summary="Store pending writes (creates the thread if missing; the checkpoint may not exist yet)",
         request=PendingWritesCreateSerializer,
-        parameters=[OpenApiParameter("namespace", str, description="Default: the root namespace.")],
+        parameters=[
+            USER_PARAM,
+            OpenApiParameter("namespace", str, description="Default: the root namespace."),
+        ],
         responses={201: PendingWriteListSerializer},
     )
     def post(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
@@ -348,6 +361,7 @@ class CheckpointWritesView(WorkspaceAPIView):
             task_id=data["task_id"],
             task_path=data.get("task_path", ""),
             writes=data["writes"],
+            user_id=self.query_user_id(),
         )
         # What is stored for the task now (earlier ordinary writes win over a retry's).
         writes = pending_writes_for(

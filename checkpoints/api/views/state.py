@@ -8,7 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from checkpoints.api.serializers.checkpoints import CheckpointSerializer, CheckpointStateSerializer
-from checkpoints.api.views.base import WorkspaceAPIView
+from checkpoints.api.views.base import USER_PARAM, WorkspaceAPIView
 from checkpoints.api.views.checkpoints import (
     INCLUDE_STATE_PARAM,
     save_arguments,
@@ -32,11 +32,11 @@ IF_MATCH_PARAM = OpenApiParameter(
 class ThreadStateView(WorkspaceAPIView):
     @extend_schema(
         summary="The head checkpoint of a namespace, with its state",
-        parameters=[ROOT_NAMESPACE_PARAM],
+        parameters=[ROOT_NAMESPACE_PARAM, USER_PARAM],
         responses={200: CheckpointSerializer},
     )
     def get(self, request: Request, thread_id: str) -> Response:
-        thread = thread_get(workspace=self.workspace, thread_id=thread_id)
+        thread = thread_get(workspace=self.workspace, thread_id=thread_id, user_id=self.query_user_id())
         namespace = self.query_namespace() or ""
         now = timezone.now()
         head = head_cache_get(thread, namespace, now)
@@ -50,7 +50,7 @@ class ThreadStateView(WorkspaceAPIView):
     @extend_schema(
         summary="Save a new head (parent = the current head)",
         request=CheckpointStateSerializer,
-        parameters=[ROOT_NAMESPACE_PARAM, IF_MATCH_PARAM, INCLUDE_STATE_PARAM],
+        parameters=[ROOT_NAMESPACE_PARAM, USER_PARAM, IF_MATCH_PARAM, INCLUDE_STATE_PARAM],
         responses={201: CheckpointSerializer, 200: CheckpointSerializer},
     )
     def put(self, request: Request, thread_id: str) -> Response:
@@ -59,6 +59,7 @@ class ThreadStateView(WorkspaceAPIView):
             workspace=self.workspace,
             thread_id=thread_id,
             expected_head=self._expected_head(),
+            user_id=self.query_user_id(),
             **save_arguments(data, self.query_namespace()),
         )
         return saved_response(result, include_state=self.query_bool("include_state", default=True))

@@ -24,7 +24,7 @@ from checkpoints.api.serializers.threads import (
     ThreadUpdateSerializer,
     thread_representation,
 )
-from checkpoints.api.views.base import WorkspaceAPIView
+from checkpoints.api.views.base import USER_PARAM, WorkspaceAPIView
 from checkpoints.exceptions import NotFound, ValidationFailed
 from checkpoints.models import Thread
 from checkpoints.services.checkpoint_reads import checkpoint_get
@@ -39,12 +39,6 @@ from checkpoints.services.threads import (
 )
 
 THREAD_ORDERINGS = ("-updated_at", "updated_at", "-created_at", "created_at")
-USER_PARAM = OpenApiParameter(
-    "user_id",
-    str,
-    description="Only this end user's threads (another user's thread is a 404). Omitted: every thread of "
-    "the workspace; there is no default user. Empty (`user_id=`): threads without a user.",
-)
 LIST_PARAMS = [
     OpenApiParameter("limit", int, description="Page size, 1-500 (default 50)."),
     OpenApiParameter("cursor", str, description="Opaque cursor from `next` or `previous`."),
@@ -53,14 +47,6 @@ LIST_PARAMS = [
 
 class ThreadScopedView(WorkspaceAPIView):
     """Finds threads the way every thread endpoint must: in the key's workspace, and the `user_id`'s."""
-
-    def query_user_id(self) -> str | None:
-        user_id = self.request.query_params.get("user_id")
-        if user_id is not None and len(user_id) > 255:
-            raise ValidationFailed(
-                "user_id is longer than 255 characters.", {"fields": {"user_id": ["Too long."]}}
-            )
-        return user_id
 
     def thread(self, thread_id: str, *, with_stats: bool = False) -> Thread:
         queryset = Thread.objects.for_workspace(self.workspace).for_user(self.query_user_id())

@@ -118,28 +118,32 @@ class CheckpointDraft:
         return SaveResult(Checkpoint.from_dict(raw).verify(), created=response.status == 201)
 
 
-def checkpoint_create(draft: CheckpointDraft) -> Call[SaveResult]:
+def checkpoint_create(draft: CheckpointDraft, *, user_id: str | None = None) -> Call[SaveResult]:
     """POST with an explicit parent. Idempotent: the id is chosen client-side, and the server answers an
-    identical retry with the stored checkpoint (200)."""
+    identical retry with the stored checkpoint (200). `user_id`: the save is refused (404) in another end
+    user's thread."""
     return Call(
         "POST",
         f"threads/{seg(draft.thread_id)}/checkpoints/",
         draft.saved,
-        params=params(include_state=False),
+        params=params(include_state=False, user_id=user_id),
         body=draft.body(with_parent=True),
         idempotent=True,
     )
 
 
-def thread_state_put(draft: CheckpointDraft, *, if_match: str | None) -> Call[SaveResult]:
+def thread_state_put(
+    draft: CheckpointDraft, *, if_match: str | None, user_id: str | None = None
+) -> Call[SaveResult]:
     """PUT a new head (parent = the server's current head). With If-Match the parent is pinned to the
-    head the draft was hashed against; 412 if it moved. Idempotent for the same reason as a POST."""
+    head the draft was hashed against; 412 if it moved. Idempotent for the same reason as a POST.
+    `user_id`: refused (404) in another end user's thread."""
     headers = {"If-Match": f'"{if_match}"'} if if_match is not None else {}
     return Call(
         "PUT",
         f"threads/{seg(draft.thread_id)}/state/",
         draft.saved,
-        params=params(include_state=False),
+        params=params(include_state=False, user_id=user_id),
         body=draft.body(with_parent=False),
         headers=headers,
         idempotent=True,
@@ -159,8 +163,10 @@ def checkpoints_list(
     include_tombstones: bool = False,
     limit: int | None = None,
     cursor: str | None = None,
+    user_id: str | None = None,
 ) -> Call[Page[Checkpoint]]:
     query = params(
+        user_id=user_id,
         namespace=namespace,
         agent_id=agent_id,
         step_name=step_name,

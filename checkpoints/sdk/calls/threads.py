@@ -113,12 +113,12 @@ def thread_delete(thread_id: str, *, user_id: str | None = None) -> Call[None]:
     )
 
 
-def thread_state(thread_id: str, namespace: str = "") -> Call[Checkpoint]:
+def thread_state(thread_id: str, namespace: str = "", *, user_id: str | None = None) -> Call[Checkpoint]:
     return Call(
         "GET",
         f"threads/{seg(thread_id)}/state/",
         parse_checkpoint,
-        params=params(namespace=namespace),
+        params=params(namespace=namespace, user_id=user_id),
         idempotent=True,
     )
 
