@@ -37,7 +37,10 @@ class Workspace(models.Model):
         null=True, blank=True, help_text="Delete threads (not pinned) idle for longer than this."
     )
     tombstone_retention_seconds = models.PositiveBigIntegerField(
-        default=30 * 24 * 3600, help_text="Hard-delete tombstones older than this."
+        null=True,
+        blank=True,
+        default=30 * 24 * 3600,
+        help_text="Hard-delete tombstones older than this; empty keeps them forever (a full audit trail).",
     )
     auto_summarize_every = models.PositiveIntegerField(
         null=True, blank=True, help_text="Summarise a thread into its medallion after every N new messages."
@@ -60,6 +63,10 @@ class Workspace(models.Model):
             models.CheckConstraint(
                 condition=Q(thread_idle_ttl_seconds__isnull=True) | Q(thread_idle_ttl_seconds__gt=0),
                 name="workspace_idle_ttl_positive",
+            ),
+            models.CheckConstraint(
+                condition=Q(tombstone_retention_seconds__isnull=True) | Q(tombstone_retention_seconds__gt=0),
+                name="workspace_tombstone_retention_positive",
             ),
         ]
 

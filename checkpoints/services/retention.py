@@ -80,11 +80,13 @@ def excess_checkpoints(
 def purgeable_tombstones(
     *, workspace: Workspace, now: datetime, after_sweep: bool = False
 ) -> QuerySet[Checkpoint]:
-    """Tombstones kept for the workspace's tombstone retention (or longer).
+    """Tombstones kept for the workspace's tombstone retention (or longer); none if it keeps them forever.
 
     `after_sweep` adds the expired checkpoints the next sweep turns into such tombstones (a tombstone's
     expired_at is when it really expired, so a long-expired checkpoint is purgeable as soon as it is swept).
     """
+    if workspace.tombstone_retention_seconds is None:
+        return Checkpoint.objects.none()
     cutoff = now - timedelta(seconds=workspace.tombstone_retention_seconds)
     kept_long = Q(expired_at__lte=cutoff)
     if after_sweep:

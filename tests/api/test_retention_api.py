@@ -92,7 +92,7 @@ def test_it_refuses_policy_changes_below_admin_scope(
         ({"default_ttl_seconds": 0}, "default_ttl_seconds"),
         ({"default_ttl_seconds": 10**12}, "default_ttl_seconds"),
         ({"thread_idle_ttl_seconds": [1]}, "thread_idle_ttl_seconds"),
-        ({"tombstone_retention_seconds": None}, "tombstone_retention_seconds"),
+        ({"tombstone_retention_seconds": 0}, "tombstone_retention_seconds"),
         ({"auto_summarize_every": {"n": 1}}, "auto_summarize_every"),
         ({"slug": "evil"}, "slug"),
         ({"keep_latest\u0000": 1}, "keep_latest\u0000"),
@@ -196,3 +196,10 @@ def test_it_answers_503_and_keeps_no_job_when_the_broker_is_down(api: ApiClient)
     assert error(response)["code"] == "unavailable"
     assert not Job.objects.exists()
     assert api.get("/api/v1/jobs/").json()["results"] == []
+
+
+def test_it_keeps_tombstones_forever_when_their_retention_is_null(admin_api: ApiClient) -> None:
+    response = admin_api.put(POLICY, {"tombstone_retention_seconds": None})
+    assert response.status_code == 200, response.content
+    assert response.json()["tombstone_retention_seconds"] is None
+    assert Workspace.objects.get(pk=admin_api.workspace.pk).tombstone_retention_seconds is None

@@ -41,6 +41,19 @@ def test_it_purges_tombstones_once_their_retention_has_passed(
     assert AuditEvent.objects.filter(action="retention.purge").count() == 1
 
 
+def test_it_never_purges_a_workspace_that_keeps_tombstones_forever(
+    workspace: Workspace, time_machine: time_machine.TimeMachineFixture
+) -> None:
+    Workspace.objects.filter(pk=workspace.pk).update(tombstone_retention_seconds=None)
+    time_machine.move_to(T0, tick=False)
+    kept = make_checkpoint(workspace, "t1")
+    checkpoint_expire(checkpoint=kept, actor=Actor.system("test"))
+    time_machine.move_to(T0 + timedelta(days=3650), tick=False)
+    assert tombstones_purge() == 0
+    assert Checkpoint.objects.get(pk=kept.pk).expired_at is not None
+    assert not AuditEvent.objects.filter(action="retention.purge").exists()
+
+
 def test_it_purges_in_batches(workspace: Workspace, time_machine: time_machine.TimeMachineFixture) -> None:
     time_machine.move_to(T0, tick=False)
     for n in range(5):

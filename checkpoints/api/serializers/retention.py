@@ -33,9 +33,10 @@ class RetentionPolicyUpdateSerializer(StrictSerializer):
     )
     tombstone_retention_seconds = StrictIntegerField(
         required=False,
+        allow_null=True,
         min_value=1,
         max_value=settings.CAIRN_MAX_TTL_SECONDS,
-        help_text="Hard-delete tombstones this long after they expired.",
+        help_text="Hard-delete tombstones this long after they expired; null: keep them forever.",
     )
     auto_summarize_every = StrictIntegerField(
         required=False,
@@ -57,7 +58,7 @@ class RetentionPolicySerializer(serializers.Serializer):
     default_ttl_seconds = serializers.IntegerField(allow_null=True)
     keep_latest = serializers.IntegerField(allow_null=True)
     thread_idle_ttl_seconds = serializers.IntegerField(allow_null=True)
-    tombstone_retention_seconds = serializers.IntegerField()
+    tombstone_retention_seconds = serializers.IntegerField(allow_null=True)
     auto_summarize_every = serializers.IntegerField(allow_null=True)
 
 
