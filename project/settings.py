@@ -221,6 +221,11 @@ SPECTACULAR_SETTINGS = {
         "securitySchemes": {"ApiKey": {"type": "http", "scheme": "bearer", "description": "Cairn API key"}}
     },
     "SECURITY": [{"ApiKey": []}],
+    # JSON-only request bodies, closed request objects, the documented errors (checkpoints.api.schema).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "checkpoints.api.schema.document_contract",
+    ],
 }
 
 # --- Celery (SPEC section 3) ------------------------------------------------------------------------------

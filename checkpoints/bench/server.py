@@ -92,7 +92,9 @@ class Stack:
                 "ALLOWED_HOSTS": "127.0.0.1,localhost",
                 "DATABASE_URL": self.database_url,
                 "REDIS_URL": self.redis_url,
-                "CELERY_BROKER_URL": self.redis_url,
+                # Without Redis: local-memory cache and the filesystem broker (the embedded default).
+                "CELERY_BROKER_URL": self.redis_url or "filesystem://",
+                "SQLITE_PATH": str(self.root / "db.sqlite3"),
                 "CELERY_TASK_DEFAULT_QUEUE": self.cache_prefix,
                 "CACHE_KEY_PREFIX": self.cache_prefix,
                 "CAIRN_DATA_DIR": str(self.root / "data"),

@@ -375,7 +375,8 @@ def test_the_openapi_document_describes_the_medallion_endpoints(api: ApiClient) 
         "schema"
     ]
     assert created["properties"]["meta"]["properties"]["knowledge_min_ts"]["nullable"] is True
-    assert set(paths["/api/v1/medallions/checkpoint/"]["post"]["responses"]) == {"200", "201", "202"}
+    statuses = set(paths["/api/v1/medallions/checkpoint/"]["post"]["responses"])
+    assert {status for status in statuses if status.startswith("2")} == {"200", "201", "202"}
 
 
 @pytest.mark.parametrize(

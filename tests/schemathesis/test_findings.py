@@ -1,0 +1,120 @@
+"""What the schemathesis run found, pinned as plain tests (each failed before its fix), and the parts of the
+document the run relies on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+from rest_framework.test import APIClient
+
+from checkpoints.api.errors import exception_handler
+from checkpoints.api.schema import error_statuses
+from checkpoints.models import Checkpoint, Thread
+from tests.conftest import ApiClient
+
+pytestmark = pytest.mark.django_db
+
+HTTP_METHODS = {"get", "put", "post", "delete", "patch"}
+READ_ERRORS = {"400", "401", "404", "429", "503"}
+
+
+@pytest.fixture
+def schema() -> dict[str, Any]:
+    document = yaml.safe_load(APIClient().get("/api/v1/schema/").content)
+    assert isinstance(document, dict)
+    return document
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/threads/t/checkpoints/?include_state=maybe",
+        "/api/v1/langgraph/threads/t/checkpoints/?include_state=2",
+    ],
+)
+def test_it_refuses_a_bad_query_parameter_before_saving_anything(api: ApiClient, path: str) -> None:
+    response = api.post(path, {"agent_id": "a", "state": {"n": 1}})
+    assert response.status_code == 400
+    assert response.json()["error"]["details"]["fields"] == {
+        "include_state": ["include_state must be true or false."]
+    }
+    # It used to answer 400 after committing the save.
+    assert not Checkpoint.objects.exists() and not Thread.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/checkpoints/?created_before=",
+        "/api/v1/threads/?updated_after=",
+        "/api/v1/threads/t/checkpoints/?created_after=",
+    ],
+)
+def test_it_refuses_an_empty_timestamp_filter_instead_of_ignoring_it(api: ApiClient, path: str) -> None:
+    api.post("/api/v1/threads/t/checkpoints/", {"agent_id": "a", "state": {}})
+    response = api.get(path)
+    assert response.status_code == 400
+    assert response.json()["error"]["message"].endswith("Enter a timestamp, or leave the parameter out.")
+
+
+def test_it_answers_404_for_a_row_that_vanished_mid_request() -> None:
+    # A PATCH racing a DELETE of the same thread re-read a row that no longer existed: a 500, now a 404.
+    response = exception_handler(Thread.DoesNotExist("gone"), {})
+    assert response is not None and response.status_code == 404
+    assert response.data == {"error": {"code": "not_found", "message": "Not found.", "details": {}}}
+
+
+def test_every_request_body_is_json_and_closed(schema: dict[str, Any]) -> None:
+    bodies = 0
+    for operations in schema["paths"].values():
+        for method, operation in operations.items():
+            if method in HTTP_METHODS and "requestBody" in operation:
+                bodies += 1
+                assert list(operation["requestBody"]["content"]) == ["application/json"]
+    assert bodies >= 15
+    for name, component in schema["components"]["schemas"].items():
+        if name.endswith("Request") and "properties" in component:
+            assert component["additionalProperties"] is False, name
+
+
+def test_every_operation_documents_its_errors_in_the_envelope(schema: dict[str, Any]) -> None:
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            if method not in HTTP_METHODS:
+                continue
+            for status in error_statuses(path, method):
+                content = operation["responses"][status]["content"]["application/json"]
+                assert content["schema"] == {"$ref": "#/components/schemas/Error"}, (path, method, status)
+    envelope = schema["components"]["schemas"]["Error"]
+    assert envelope["required"] == ["error"]
+    assert envelope["properties"]["error"]["required"] == ["code", "message", "details"]
+
+
+def test_it_documents_page_sizes(schema: dict[str, Any]) -> None:
+    limits = [
+        parameter["schema"]
+        for operations in schema["paths"].values()
+        for operation in operations.values()
+        if isinstance(operation, dict)
+        for parameter in operation.get("parameters", [])
+        if parameter["name"] == "limit" and parameter["in"] == "query"
+    ]
+    assert len(limits) >= 8
+    assert all((limit["minimum"], limit["maximum"]) == (1, 500) for limit in limits)
+
+
+@pytest.mark.parametrize(
+    ("path", "method", "expected"),
+    [
+        ("/api/v1/threads/", "get", READ_ERRORS),
+        ("/api/v1/threads/", "post", {*READ_ERRORS, "403", "409", "413"}),
+        ("/api/v1/threads/{thread_id}/checkpoints/{checkpoint_id}/", "get", {*READ_ERRORS, "409", "410"}),
+        ("/api/v1/threads/{thread_id}/state/", "put", {*READ_ERRORS, "403", "409", "410", "412", "413"}),
+    ],
+)
+def test_it_names_the_errors_each_kind_of_operation_can_answer(
+    path: str, method: str, expected: set[str]
+) -> None:
+    assert set(error_statuses(path, method)) == expected
