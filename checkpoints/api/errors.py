@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from django.core.exceptions import ObjectDoesNotExist
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DatabaseError, DataError, IntegrityError, InterfaceError, OperationalError
@@ -68,7 +69,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, CairnError):
         set_rollback()
         return Response(envelope(exc.code, exc.message, exc.details), status=exc.status)
-    if isinstance(exc, Http404):
+    if isinstance(exc, Http404 | ObjectDoesNotExist):
+        # ObjectDoesNotExist: a row that vanished between two reads of one request (a concurrent delete).
         exc = drf.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
         exc = drf.PermissionDenied()

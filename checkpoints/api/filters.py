@@ -33,6 +33,9 @@ class UtcDateTimeField(IsoDateTimeField):
     overflow when the database adapts it."""
 
     def to_python(self, value: Any) -> datetime | None:
+        if value == "":
+            # Present but empty is not "no filter": it is not a timestamp (an absent parameter is None).
+            raise forms.ValidationError("Enter a timestamp, or leave the parameter out.")
         parsed = super().to_python(value)
         if parsed is None:
             return None

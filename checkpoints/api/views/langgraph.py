@@ -77,6 +77,8 @@ class LangGraphCheckpointSaveView(WorkspaceAPIView):
         responses={201: CheckpointSerializer, 200: CheckpointSerializer},
     )
     def post(self, request: Request, thread_id: str) -> Response:
+        # Every input is checked before the save: a 400 must never answer a save that was committed.
+        include_state = self.query_bool("include_state", default=True)
         data = self.validated(LangGraphCheckpointSaveSerializer)
         inherit = data.pop("inherit", None)
         result = langgraph_checkpoint_save(
@@ -85,7 +87,7 @@ class LangGraphCheckpointSaveView(WorkspaceAPIView):
             arguments=save_arguments(data, self.query_namespace()),
             inherit=inherit,
         )
-        return saved_response(result, include_state=self.query_bool("include_state", default=True))
+        return saved_response(result, include_state=include_state)
 
 
 class LangGraphRunsDeleteView(WorkspaceAPIView):
