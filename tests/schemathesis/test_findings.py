@@ -28,14 +28,17 @@ def schema() -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(
-    "path",
+    ("method", "path"),
     [
-        "/api/v1/threads/t/checkpoints/?include_state=maybe",
-        "/api/v1/langgraph/threads/t/checkpoints/?include_state=2",
+        ("post", "/api/v1/threads/t/checkpoints/?include_state=maybe"),
+        ("post", "/api/v1/langgraph/threads/t/checkpoints/?include_state=2"),
+        ("put", "/api/v1/threads/t/state/?include_state=yes-ish"),
     ],
 )
-def test_it_refuses_a_bad_query_parameter_before_saving_anything(api: ApiClient, path: str) -> None:
-    response = api.post(path, {"agent_id": "a", "state": {"n": 1}})
+def test_it_refuses_a_bad_query_parameter_before_saving_anything(
+    api: ApiClient, method: str, path: str
+) -> None:
+    response = getattr(api, method)(path, {"agent_id": "a", "state": {"n": 1}})
     assert response.status_code == 400
     assert response.json()["error"]["details"]["fields"] == {
         "include_state": ["include_state must be true or false."]

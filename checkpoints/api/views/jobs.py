@@ -30,6 +30,7 @@ class JobFilterSet(django_filters.FilterSet):
 
 class JobListView(WorkspaceAPIView):
     @extend_schema(
+        operation_id="jobs_list",
         summary="Jobs of the workspace, newest first",
         parameters=[
             OpenApiParameter("kind", str, many=True, enum=Job.Kind.values),

@@ -32,6 +32,7 @@ ROLE_PARAM = OpenApiParameter("role", str, enum=Message.Role.values)
 
 class ThreadMessagesView(ThreadScopedView):
     @extend_schema(
+        operation_id="threads_messages_list",
         summary="A thread's messages in seq order",
         parameters=[
             USER_PARAM,

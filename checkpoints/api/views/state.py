@@ -54,6 +54,8 @@ class ThreadStateView(WorkspaceAPIView):
         responses={201: CheckpointSerializer, 200: CheckpointSerializer},
     )
     def put(self, request: Request, thread_id: str) -> Response:
+        # Every input is checked before the save: a 400 must never answer a save that was committed.
+        include_state = self.query_bool("include_state", default=True)
         data = self.validated(CheckpointStateSerializer)
         result = checkpoint_save(
             workspace=self.workspace,
@@ -62,7 +64,7 @@ class ThreadStateView(WorkspaceAPIView):
             user_id=self.query_user_id(),
             **save_arguments(data, self.query_namespace()),
         )
-        return saved_response(result, include_state=self.query_bool("include_state", default=True))
+        return saved_response(result, include_state=include_state)
 
     def _expected_head(self) -> str | Unset:
         """`If-Match: "<checkpoint_id>"` (quotes and W/ optional) or `*`; absent = no precondition."""

@@ -68,6 +68,7 @@ class ThreadScopedView(WorkspaceAPIView):
 
 class ThreadListView(ThreadScopedView):
     @extend_schema(
+        operation_id="threads_list",
         summary="List threads (newest activity first by default)",
         parameters=[
             USER_PARAM,
