@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint format bench clean
+.PHONY: run test lint format bench security clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Cairn needs Python 3.11+")'
@@ -32,6 +32,10 @@ test: $(STAMP)
 # REDIS_URL; creates and drops its own database). `make bench BENCH_ARGS=--quick` is a smoke run.
 bench: $(STAMP) .env
 	$(BIN)/python manage.py bench $(BENCH_ARGS)
+
+# Static security analysis: bandit, clean (remaining findings are justified inline with `# nosec <id> - why`).
+security: $(STAMP)
+	$(BIN)/bandit -c pyproject.toml -r checkpoints project -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -31,7 +31,7 @@ if not SECRET_KEY:
         raise ImproperlyConfigured(
             "SECRET_KEY is not set. `make run` writes one to .env; in production set it in the environment."
         )
-    SECRET_KEY = "insecure-dev-and-test-only-key"
+    SECRET_KEY = "insecure-dev-and-test-only-key"  # nosec B105 # only with DEBUG or under pytest; production refuses to start without one
 
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])

@@ -45,7 +45,7 @@ class ChatState(TypedDict):
 
 
 def step_graph(steps: int) -> StateGraph[StepState]:
-    rng = random.Random(3)
+    rng = random.Random(3)  # nosec B311 # seeded generator for reproducible benchmark data, not a secret
 
     def work(state: StepState) -> dict[str, Any]:
         step = state["step"] + 1
@@ -60,7 +60,7 @@ def step_graph(steps: int) -> StateGraph[StepState]:
 
 
 def chat_graph() -> StateGraph[ChatState]:
-    rng = random.Random(5)
+    rng = random.Random(5)  # nosec B311 # seeded generator for reproducible benchmark data, not a secret
 
     def assistant(state: ChatState) -> dict[str, Any]:
         return {"messages": [AIMessage(content=sentence(rng, 40))]}
@@ -154,7 +154,7 @@ def _value_bytes(database_url: str, query: str, params: Sequence[Any]) -> int:
 
 async def _chat(saver: BaseCheckpointSaver[Any], thread_id: str, turns: int) -> None:
     graph = chat_graph().compile(checkpointer=saver)
-    rng = random.Random(11)
+    rng = random.Random(11)  # nosec B311 # seeded generator for reproducible benchmark data, not a secret
     config: Any = {"configurable": {"thread_id": thread_id}}
     for _ in range(turns):
         await graph.ainvoke({"messages": [HumanMessage(content=sentence(rng, 25))]}, config)

@@ -30,6 +30,11 @@ from checkpoints.bench.stats import BenchError, Operation, Sample, run_clients
 from checkpoints.integrity import canonical_json
 
 RAW_TABLE = "bench_raw_checkpoint"
+RAW_INSERT = (
+    "INSERT INTO bench_raw_checkpoint (thread_id, checkpoint_id, state, checksum) "
+    "VALUES (%s, %s, %s, %s) RETURNING id"
+)
+RAW_SELECT = "SELECT state, checksum FROM bench_raw_checkpoint WHERE id = %s"
 
 
 @dataclass(frozen=True)
@@ -111,14 +116,12 @@ def _raw_case(database_url: str, case: SaveCase, text: str, tag: str) -> tuple[S
 
         def save_op(index: int) -> Operation:
             conn = conns[index]
-            insert = (
-                f"INSERT INTO {RAW_TABLE} (thread_id, checkpoint_id, state, checksum) "
-                "VALUES (%s, %s, %s, %s) RETURNING id"
-            )
 
             def op(_n: int) -> None:
                 checksum = hashlib.sha256(text.encode("utf-8")).hexdigest()
-                row = conn.execute(insert, (f"{tag}-{index}", uuid.uuid4().hex, text, checksum)).fetchone()
+                row = conn.execute(
+                    RAW_INSERT, (f"{tag}-{index}", uuid.uuid4().hex, text, checksum)
+                ).fetchone()
                 assert row is not None
                 saved[index].append(row[0])
 
@@ -126,10 +129,9 @@ def _raw_case(database_url: str, case: SaveCase, text: str, tag: str) -> tuple[S
 
         def restore_op(index: int) -> Operation:
             conn = conns[index]
-            select = f"SELECT state, checksum FROM {RAW_TABLE} WHERE id = %s"
 
             def op(n: int) -> None:
-                row = conn.execute(select, (saved[index][n],)).fetchone()
+                row = conn.execute(RAW_SELECT, (saved[index][n],)).fetchone()
                 if row is None or hashlib.sha256(row[0].encode("utf-8")).hexdigest() != row[1]:
                     raise BenchError("raw restore: row missing or checksum mismatch")
 

@@ -13,7 +13,7 @@ import os
 import secrets
 import signal
 import socket
-import subprocess
+import subprocess  # nosec B404 # starts the server under test and manage.py, with fixed argv
 import sys
 import time
 from collections.abc import Iterator
@@ -108,7 +108,7 @@ class Stack:
 
     def manage(self, *args: str, timeout: float = 600) -> str:
         """Run `manage.py <args>` against the benchmark database; its stdout."""
-        result = subprocess.run(
+        result = subprocess.run(  # nosec B603 # argv built here from sys.executable, no shell
             [PYTHON, str(REPO / "manage.py"), *args],
             cwd=REPO,
             env=self.env(),
@@ -150,7 +150,7 @@ class Gunicorn:
 
     def start(self, timeout: float = 60) -> None:
         log = (self.stack.root / "gunicorn.log").open("ab")
-        self.process = subprocess.Popen(
+        self.process = subprocess.Popen(  # nosec B603 # argv built here from sys.executable, no shell
             [
                 PYTHON,
                 "-m",

@@ -10,7 +10,7 @@ threads the sweep never touches. Both are measured first without the sweep, for 
 from __future__ import annotations
 
 import random
-import subprocess
+import subprocess  # nosec B404 # runs manage.py sweep_expired with fixed argv
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -68,7 +68,7 @@ def load_backlog(database_url: str, workspace_pk: int, rows: int, log: Callable[
 
 
 def _saver(client: httpx.Client, threads: list[str], body: bytes, seed: int) -> Callable[[], None]:
-    rng = random.Random(seed)
+    rng = random.Random(seed)  # nosec B311 # seeded generator for reproducible benchmark data, not a secret
 
     def save() -> None:
         _expect(
@@ -119,7 +119,7 @@ class Sweeps(threading.Thread):
         with (self.stack.root / "sweep.log").open("w") as log_file:
             while self.expired < self.expected and self.passes < self.max_passes:
                 self.passes += 1
-                result = subprocess.run(
+                result = subprocess.run(  # nosec B603 # argv built here from sys.executable, no shell
                     [PYTHON, str(REPO / "manage.py"), "sweep_expired", "--workspace", WORKSPACE],
                     cwd=REPO,
                     env=self.stack.env(),

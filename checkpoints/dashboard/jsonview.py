@@ -118,7 +118,7 @@ def render_json(
         size_bytes = len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
     return RenderedJSON(
         # Safe: every key and value fragment was escaped while it was built.
-        html=mark_safe(f'<ul class="json">{body}</ul>'),
+        html=mark_safe(f'<ul class="json">{body}</ul>'),  # nosec B308 B703 # every key and value inside was html.escape()d as it was built
         truncated=renderer.truncated,
         size_bytes=size_bytes,
         shown_nodes=renderer.nodes,
@@ -132,5 +132,5 @@ def render_json_text(text: str | None, **caps: int) -> RenderedJSON | None:
     size = len(text.encode("utf-8"))
     if size > MAX_DECODE_BYTES:
         notice = f'<p class="j-more">{size:,} bytes: too large to display here.</p>'
-        return RenderedJSON(html=mark_safe(notice), truncated=True, size_bytes=size, shown_nodes=0)
+        return RenderedJSON(html=mark_safe(notice), truncated=True, size_bytes=size, shown_nodes=0)  # nosec B308 B703 # the notice holds only a formatted integer
     return render_json(json.loads(text), size_bytes=size, **caps)

@@ -33,7 +33,7 @@ class TreeRow:
     parent_shown: bool
     is_branch: bool
     forks: list[Thread] = field(default_factory=list)
-    svg: SafeString = field(default_factory=lambda: mark_safe(""))
+    svg: SafeString = field(default_factory=lambda: mark_safe(""))  # nosec B308 # an empty string
 
 
 @dataclass

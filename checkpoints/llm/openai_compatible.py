@@ -151,7 +151,7 @@ class OpenAICompatibleProvider:
             except ValueError:
                 pass  # an HTTP date: fall back to our own schedule
         base = min(self.backoff_seconds * 2 ** (attempt - 1), MAX_BACKOFF_SECONDS)
-        return base * (1 + random.random() / 4)  # jitter: many workers must not retry in step
+        return base * (1 + random.random() / 4)  # nosec B311 # jitter: many workers must not retry in step
 
 
 def _snippet(text: str) -> str:

@@ -54,7 +54,7 @@ class HasAnyElement(_ElementsLookup):
         if not values:
             return "0 = 1", ()
         marks = ", ".join(["%s"] * len(values))
-        sql = f"EXISTS (SELECT 1 FROM json_each({lhs}) AS e WHERE e.type = 'text' AND e.value IN ({marks}))"
+        sql = f"EXISTS (SELECT 1 FROM json_each({lhs}) AS e WHERE e.type = 'text' AND e.value IN ({marks}))"  # nosec B608 # compiled lhs, bound values
         return sql, (*lhs_params, *values)
 
 
@@ -73,7 +73,7 @@ class HasAllElements(_ElementsLookup):
             return "1 = 1", ()
         marks = ", ".join(["%s"] * len(values))
         sql = (
-            f"(SELECT COUNT(DISTINCT e.value) FROM json_each({lhs}) AS e "
+            f"(SELECT COUNT(DISTINCT e.value) FROM json_each({lhs}) AS e "  # nosec B608 # compiled lhs, bound values
             f"WHERE e.type = 'text' AND e.value IN ({marks})) = %s"
         )
         return sql, (*lhs_params, *values, len(values))
@@ -177,7 +177,7 @@ class _SqliteContainment:
                 sub_sql, sub_params = self.contains(_Node.element(node, alias), item)
                 key_sql, key_params = (f"{alias}.key = %s AND ", [key]) if key is not None else ("", [])
                 clauses.append(
-                    f"EXISTS (SELECT 1 FROM json_each({node.json[0]}) AS {alias} WHERE {key_sql}{sub_sql})"
+                    f"EXISTS (SELECT 1 FROM json_each({node.json[0]}) AS {alias} WHERE {key_sql}{sub_sql})"  # nosec B608 # compiled SQL, bound values
                 )
                 params.extend([*node.json[1], *key_params, *sub_params])
             return "(" + " AND ".join(clauses) + ")", params

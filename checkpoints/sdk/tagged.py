@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import base64
 import math
-import pickle
+import pickle  # nosec B403 # only with allow_pickle=True, an explicit opt-in for trusted data
 import uuid
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
@@ -125,5 +125,5 @@ def decode(value: Any, *, allow_pickle: bool = False) -> Any:
             raise ValueError(
                 "this state holds a pickled value; load it with allow_pickle=True if you trust it"
             )
-        return pickle.loads(base64.b64decode(value["base64"]))  # nosec B301 - the caller opted in
+        return pickle.loads(base64.b64decode(value["base64"]))  # nosec B301 # the caller opted in
     raise ValueError(f"unknown tagged type {tag!r}")

@@ -76,7 +76,7 @@ class RetryPolicy:
 
     def backoff(self, attempt: int) -> float:
         # Full jitter: concurrent clients that failed together do not retry together.
-        return random.uniform(0, min(self.backoff_max, self.backoff_base * (2**attempt)))
+        return random.uniform(0, min(self.backoff_max, self.backoff_base * (2**attempt)))  # nosec B311 # retry jitter, not a secret
 
     def after_exception(self, call: Call[Any], exc: httpx.TransportError, attempt: int) -> float | None:
         if attempt >= self.max_retries:
@@ -94,7 +94,7 @@ class RetryPolicy:
                 return self.backoff(attempt)
             if retry_after > self.max_retry_after:
                 return None
-            return retry_after + random.uniform(0, min(1.0, retry_after * 0.1))
+            return retry_after + random.uniform(0, min(1.0, retry_after * 0.1))  # nosec B311 # retry jitter, not a secret
         if response.status == 503 and call.idempotent:
             retry_after = _retry_after(response.headers)
             if retry_after is not None and retry_after <= self.max_retry_after:

@@ -202,16 +202,15 @@ def checkpoint_lineage(*, checkpoint: Checkpoint, limit: int) -> tuple[list[Chec
     a second loads the rows without their payloads.
     """
     table = Checkpoint._meta.db_table
-    sql = f"""
-        WITH RECURSIVE chain(id, parent_checkpoint_id, depth) AS (
-            SELECT c.id, c.parent_checkpoint_id, 0 FROM {table} c WHERE c.id = %s
-            UNION ALL
-            SELECT p.id, p.parent_checkpoint_id, chain.depth + 1
-            FROM {table} p JOIN chain ON p.checkpoint_id = chain.parent_checkpoint_id
-            WHERE p.thread_id = %s AND p.namespace = %s AND chain.depth <= %s
-        )
-        SELECT id FROM chain WHERE depth > 0 ORDER BY depth
-    """
+    sql = (  # The table name comes from the model; every id is a bound parameter.
+        "WITH RECURSIVE chain(id, parent_checkpoint_id, depth) AS ("  # nosec B608 # see the line above
+        f" SELECT c.id, c.parent_checkpoint_id, 0 FROM {table} c WHERE c.id = %s"
+        " UNION ALL"
+        " SELECT p.id, p.parent_checkpoint_id, chain.depth + 1"
+        f" FROM {table} p JOIN chain ON p.checkpoint_id = chain.parent_checkpoint_id"
+        " WHERE p.thread_id = %s AND p.namespace = %s AND chain.depth <= %s"
+        ") SELECT id FROM chain WHERE depth > 0 ORDER BY depth"
+    )
     with connection.cursor() as cursor:
         cursor.execute(sql, [checkpoint.pk, checkpoint.thread_id, checkpoint.namespace, limit])
         pks = [row[0] for row in cursor.fetchall()]

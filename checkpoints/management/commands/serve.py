@@ -21,7 +21,7 @@ import ctypes
 import os
 import signal
 import socket
-import subprocess
+import subprocess  # nosec B404 # starts its own worker and beat processes
 import sys
 import threading
 import time
@@ -93,7 +93,7 @@ class Supervisor:
         parent = os.getpid()
         # Every child is forked before any output thread starts (preexec_fn and threads do not mix).
         for child in self.children:
-            child.process = subprocess.Popen(
+            child.process = subprocess.Popen(  # nosec B603 # argv lists built here from sys.executable, no shell
                 child.argv,
                 env=self.env,
                 stdout=subprocess.PIPE,
@@ -167,7 +167,7 @@ def wait_until_answering(url: str, supervisor: Supervisor, timeout: float = READ
         time.monotonic() < deadline and supervisor.exited() is None and not supervisor.stop_requested.is_set()
     ):
         try:
-            with urllib.request.urlopen(url, timeout=2):
+            with urllib.request.urlopen(url, timeout=2):  # nosec B310 # url is http://host:port of the server it just started
                 return True
         except urllib.error.HTTPError:
             return True  # e.g. 503 from /healthz: the server is up, a dependency is not

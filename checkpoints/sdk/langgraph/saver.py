@@ -416,7 +416,7 @@ class CairnSaver(BaseCheckpointSaver[str]):
             counter = current
         else:
             counter = int(str(current).split(".")[0])
-        return f"{counter + 1:032}.{random.random():016}"
+        return f"{counter + 1:032}.{random.random():016}"  # nosec B311 # keeps fork versions apart, not a secret
 
     # --- async API -------------------------------------------------------------------------------------
 
