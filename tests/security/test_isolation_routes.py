@@ -1,0 +1,274 @@
+"""Tenant isolation on every route of the project, generated from the URL conf: a new endpoint or page is
+tested the moment it is routed, and one the classification does not know fails the suite.
+
+Workspace A holds a realistic world (tests/dashboard/world.py) with a secret marker in a checkpoint, a
+message and a pending write. Workspace B's admin key and B's staff user then try every method of every route
+with A's ids (and, for lists, filters naming A's objects):
+- a route that addresses an object by id answers 404 `not_found`, exactly as for an id that exists nowhere —
+  except the writes that create under the caller's own ids (saving into "thread X" creates B's thread X);
+- lists answer B's data only (empty here);
+- no response ever contains A's marker, and nothing of A changes (rows, checksums, expiry, audit log, keys,
+  policy).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import reverse
+
+from checkpoints.models import (
+    ApiKey,
+    AuditEvent,
+    Checkpoint,
+    Job,
+    Medallion,
+    Message,
+    PendingWrite,
+    Thread,
+    Workspace,
+)
+from checkpoints.services.checkpoints import pending_writes_put
+from checkpoints.services.messages import messages_append
+from checkpoints.services.workspaces import api_key_create
+from tests.conftest import ApiClient
+from tests.dashboard.world import World, build_world, make_user
+from tests.factories import make_checkpoint
+from tests.security.routes import PUBLIC, Route, all_routes, routes_of
+
+pytestmark = pytest.mark.django_db
+
+MARKER = "SECRET-OF-WORKSPACE-A-7f3c"
+# Writes that create under the caller's own workspace (ids are per workspace): not a 404 but a 2xx in B.
+CREATES_IN_OWN_WORKSPACE = {
+    ("api:thread-checkpoints", "post"),
+    ("api:thread-state", "put"),
+    ("api:checkpoint-writes", "post"),
+    ("api:langgraph-checkpoint-save", "post"),
+    ("api:thread-messages", "post"),
+}
+
+
+@dataclass
+class Tenants:
+    world: World
+    ids: dict[str, str]  # URL argument -> A's object
+    missing: dict[str, str]  # URL argument -> an object that exists nowhere
+    intruder_api: ApiClient
+    intruder_staff: User
+
+
+@pytest.fixture
+def tenants(
+    workspace: Workspace, other_workspace: Workspace, make_client: Callable[..., ApiClient]
+) -> Tenants:
+    world = build_world(workspace)
+    thread_id = world.thread.thread_id
+    secret = make_checkpoint(
+        workspace, thread_id, run_id="run-a", state={"secret": MARKER}, metadata={"m": MARKER}
+    )
+    messages_append(
+        workspace=workspace,
+        thread_id=thread_id,
+        messages=[{"message_id": "m-secret", "role": "user", "content": MARKER}],
+    )
+    pending_writes_put(
+        workspace=workspace,
+        thread_id=thread_id,
+        namespace="",
+        checkpoint_id=secret.checkpoint_id,
+        task_id="task",
+        task_path="",
+        writes=[{"channel": "c", "value": MARKER}],
+    )
+    key, _ = api_key_create(workspace=workspace, name="victim")
+    job = Job.objects.filter(workspace=workspace).first()
+    assert job is not None
+    return Tenants(
+        world=world,
+        ids={
+            "slug": workspace.slug,
+            "thread_id": thread_id,
+            "checkpoint_id": secret.checkpoint_id,
+            "message_id": "m-secret",
+            "medallion_id": str(world.medallion.medallion_id),
+            "job_id": str(job.job_id),
+            "prefix": key.prefix,
+        },
+        missing={
+            "slug": "no-such-workspace",
+            "thread_id": "no-such-thread",
+            "checkpoint_id": "no-such-checkpoint",
+            "message_id": "no-such-message",
+            "medallion_id": str(uuid.uuid4()),
+            "job_id": str(uuid.uuid4()),
+            "prefix": "nosuchpr",
+        },
+        intruder_api=make_client(other_workspace, ApiKey.Scope.ADMIN),
+        intruder_staff=make_user("mallory", workspaces=(other_workspace,)),
+    )
+
+
+def bodies(t: Tenants) -> dict[tuple[str, str], Any]:
+    """Valid bodies, naming A's objects wherever a body can name one."""
+    scope = {"graph_nodes": ["billing"], "tags": ["refactor"]}  # the scope of A's medallion
+    return {
+        ("api:thread-state", "put"): {"agent_id": "b", "state": {"mine": True}},
+        ("api:thread-checkpoints", "post"): {"agent_id": "b", "state": {"mine": True}},
+        ("api:langgraph-checkpoint-save", "post"): {"agent_id": "b", "state": {"mine": True}},
+        ("api:checkpoint-ttl", "post"): {"ttl_seconds": 60, "pinned": False},
+        ("api:checkpoint-handoff", "post"): {"target_agent_id": "b"},
+        ("api:checkpoint-writes", "post"): {"task_id": "t", "writes": [{"channel": "c", "value": 1}]},
+        ("api:threads", "post"): {"thread_id": t.ids["thread_id"], "name": "mine"},
+        ("api:thread-detail", "patch"): {"name": "taken over", "pinned": True},
+        ("api:thread-fork", "post"): {"checkpoint_id": t.ids["checkpoint_id"], "thread_id": "fork-b"},
+        ("api:thread-copy", "post"): {"thread_id": "copy-b"},
+        ("api:thread-prune", "post"): {"strategy": "delete"},
+        ("api:thread-messages", "post"): {"messages": [{"role": "user", "content": "mine"}]},
+        ("api:langgraph-runs-delete", "post"): {"run_ids": ["run-a"]},
+        ("api:retention", "put"): {"keep_latest": 1},
+        ("api:medallions", "post"): {"scope": scope, "summary": {"high_level": "Mine.", "subsystems": []}},
+        ("api:medallion-checkpoint", "post"): {
+            "scope": scope,
+            "evidence": {"session_summary": "x"},
+            "thread_id": t.ids["thread_id"],
+        },
+        ("api:medallion-detail", "patch"): {"status": "stale"},
+    }
+
+
+def queries(t: Tenants) -> dict[str, dict[str, str]]:
+    """Filters naming A's objects, for the lists."""
+    return {
+        "api:checkpoints": {"thread_id": t.ids["thread_id"], "agent_id": "planner"},
+        "api:messages": {"search": MARKER, "thread_id": t.ids["thread_id"]},
+        "api:langgraph-checkpoints": {"thread_id": t.ids["thread_id"], "run_id": "run-a"},
+        "api:medallions": {"graph_nodes": "billing", "tags": "refactor"},
+        "api:jobs": {"kind": "summarize"},
+        "api:threads": {"q": "run"},
+    }
+
+
+def snapshot(workspace: Workspace) -> list[Any]:
+    """Everything of a workspace an intruder could change."""
+    workspace.refresh_from_db()
+    threads = Thread.objects.filter(workspace=workspace).order_by("pk")
+    checkpoints = Checkpoint.objects.filter(workspace=workspace).order_by("pk")
+    messages = Message.objects.filter(thread__workspace=workspace).order_by("pk")
+    writes = PendingWrite.objects.filter(thread__workspace=workspace).order_by("pk")
+    return [
+        list(
+            threads.values_list(
+                "pk", "thread_id", "name", "pinned", "updated_at", "state_version", "expires_at"
+            )
+        ),
+        list(checkpoints.values_list("pk", "checksum", "state", "expires_at", "pinned", "expired_at")),
+        list(messages.values_list("pk", "content")),
+        list(writes.values_list("pk", "value")),
+        list(
+            Medallion.objects.filter(workspace=workspace)
+            .order_by("pk")
+            .values_list("pk", "version", "status")
+        ),
+        list(Job.objects.filter(workspace=workspace).order_by("pk").values_list("pk", "status")),
+        AuditEvent.objects.filter(workspace=workspace).count(),
+        list(ApiKey.objects.filter(workspace=workspace).order_by("pk").values_list("pk", "revoked_at")),
+        (workspace.default_ttl_seconds, workspace.keep_latest, workspace.thread_idle_ttl_seconds),
+    ]
+
+
+def error_code(content: bytes) -> str | None:
+    try:
+        return str(json.loads(content)["error"]["code"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def api_cases() -> list[tuple[str, str]]:
+    return [(route.name, method) for route in routes_of("api") for method in route.methods]
+
+
+def dashboard_cases() -> list[tuple[str, str]]:
+    return [(route.name, method) for route in routes_of("dashboard") for method in ("get", "post")]
+
+
+ROUTES = {route.name: route for route in all_routes()}
+
+
+def test_every_route_is_classified() -> None:
+    unknown = [str(route) for route in all_routes() if route.kind == "unknown"]
+    assert unknown == [], (
+        "New routes must say how they are isolated (tests/security/routes.py): " + ", ".join(unknown)
+    )
+    assert len(api_cases()) >= 45 and len(dashboard_cases()) >= 40
+    assert Route("api/v2/x/", "x", (), None).kind == "unknown"  # what an unplanned route looks like
+
+
+@pytest.mark.parametrize(("name", "method"), api_cases())
+def test_the_api_never_crosses_workspaces(tenants: Tenants, name: str, method: str) -> None:
+    route = ROUTES[name]
+    body = bodies(tenants).get((name, method))
+    query = queries(tenants).get(name, {}) if method == "get" else {}
+    victim = tenants.world.workspace
+    before = snapshot(victim)
+
+    def call(ids: dict[str, str]) -> Any:
+        url = reverse(name, kwargs={arg: ids[arg] for arg in route.arguments})
+        if method == "get":
+            return tenants.intruder_api.get(url, query)
+        return getattr(tenants.intruder_api, method)(url, body, format="json")
+
+    response = call(tenants.ids)
+    assert response.status_code < 500, response.content
+    assert MARKER.encode() not in response.content
+    assert snapshot(victim) == before
+    if (name, method) in CREATES_IN_OWN_WORKSPACE:
+        assert response.status_code == 201, response.content
+        created = Thread.objects.get(
+            workspace=tenants.intruder_api.workspace, thread_id=tenants.ids["thread_id"]
+        )
+        assert created.workspace_id != victim.pk
+    elif route.arguments:
+        # A's object is invisible: the same answer as for one that exists nowhere.
+        absent = call(tenants.missing)
+        assert (response.status_code, error_code(response.content)) == (404, "not_found"), response.content
+        assert (absent.status_code, error_code(absent.content)) == (404, "not_found"), absent.content
+    elif method == "get" and isinstance(response.json(), dict) and "results" in response.json():
+        assert response.status_code == 200 and response.json()["results"] == [], response.content
+    assert snapshot(victim) == before
+
+
+@pytest.mark.parametrize(("name", "method"), dashboard_cases())
+def test_the_dashboard_never_crosses_workspaces(
+    tenants: Tenants, client: Client, name: str, method: str
+) -> None:
+    route = ROUTES[name]
+    client.force_login(tenants.intruder_staff)
+    victim = tenants.world.workspace
+    before = snapshot(victim)
+    form = {"strategy": "delete", "name": "x", "scope": "admin", "ttl_seconds": "60", "thread_id": "fork-b"}
+    responses = []
+    for ids in (tenants.ids, tenants.missing):
+        url = reverse(name, kwargs={arg: ids[arg] for arg in route.arguments})
+        responses.append(client.get(url) if method == "get" else client.post(url, form))
+    assert [r.status_code for r in responses] == [404, 404], name
+    assert MARKER.encode() not in responses[0].content
+    assert snapshot(victim) == before
+
+
+@pytest.mark.parametrize("name", sorted(PUBLIC))
+def test_the_public_routes_show_no_workspace_data(tenants: Tenants, client: Client, name: str) -> None:
+    route = ROUTES[name]
+    client.force_login(tenants.intruder_staff)
+    url = reverse(name)
+    response = client.get(url) if "get" in route.methods else client.post(url)
+    assert response.status_code < 500
+    content = response.content.decode(errors="replace")
+    assert MARKER not in content and f"/w/{tenants.ids['slug']}/" not in content
