@@ -177,11 +177,17 @@ def save_encoded(
         raise _invalid("created_at", "Later than the server clock allows.")
     thread = thread_lock_or_create(workspace=workspace, thread_id=thread_id, now=now, user_id=user_id)
 
+    known: dict[str, Checkpoint] | None = None
     if checkpoint_id is not None:
-        existing = Checkpoint.objects.filter(
-            thread=thread, namespace=namespace, checkpoint_id=checkpoint_id
-        ).first()
+        # One query finds both the id's existing row (an idempotent retry) and the named parent: SDK and
+        # LangGraph saves name both, so this is their hot path. Payloads stay in the database unless the
+        # retry has to be compared.
+        wanted = {checkpoint_id} | ({parent_id} if isinstance(parent_id, str) else set())
+        rows = Checkpoint.objects.filter(thread=thread, namespace=namespace, checkpoint_id__in=wanted)
+        known = {row.checkpoint_id: row for row in rows.without_payload()}
+        existing = known.get(checkpoint_id)
         if existing is not None:
+            existing.refresh_from_db(fields=["state", "context", "metadata"])
             existing.thread = thread
             sent: dict[str, Any] = {
                 "agent_id": agent_id,
@@ -212,7 +218,7 @@ def save_encoded(
                 "The head moved: it is not the checkpoint named in If-Match.",
                 {"expected": expected_head, "head": head_id, "namespace": namespace},
             )
-    parent = _parent(thread=thread, namespace=namespace, parent_id=parent_id, head=head)
+    parent = _parent(thread=thread, namespace=namespace, parent_id=parent_id, head=head, known=known)
     if step_index is None:
         step_index = parent.step_index + 1 if parent else 0
     if ttl_seconds is UNSET:
@@ -257,21 +263,30 @@ def save_encoded(
 
 
 def _parent(
-    *, thread: Thread, namespace: str, parent_id: str | Unset | None, head: Checkpoint | None
+    *,
+    thread: Thread,
+    namespace: str,
+    parent_id: str | Unset | None,
+    head: Checkpoint | None,
+    known: dict[str, Checkpoint] | None,
 ) -> Checkpoint | None:
     """The parent: the head when omitted, none when null, else the named checkpoint, which must exist in
-    this thread and namespace (a tombstone is fine: lineage keeps tombstones)."""
+    this thread and namespace (a tombstone is fine: lineage keeps tombstones). `known` holds the rows
+    already looked up by checkpoint_id in this thread and namespace (None: nothing was looked up)."""
     if parent_id is UNSET:
         return head
     if parent_id is None:
         return None
     if head is not None and head.checkpoint_id == parent_id:
         return head
-    parent = (
-        Checkpoint.objects.filter(thread=thread, namespace=namespace, checkpoint_id=parent_id)
-        .without_payload()
-        .first()
-    )
+    if known is not None:
+        parent = known.get(parent_id)
+    else:
+        parent = (
+            Checkpoint.objects.filter(thread=thread, namespace=namespace, checkpoint_id=parent_id)
+            .without_payload()
+            .first()
+        )
     if parent is None:
         raise _invalid("parent_id", f"No checkpoint {parent_id!r} in namespace {namespace!r} of this thread.")
     return parent

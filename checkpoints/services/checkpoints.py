@@ -22,6 +22,7 @@ from checkpoints.services.checkpoint_reads import (
     checkpoint_verify,
     ensure_intact,
     pending_writes_ensure_target_readable,
+    pending_writes_for,
 )
 from checkpoints.services.checkpoint_save import (
     UNSET,
@@ -225,9 +226,10 @@ def pending_writes_put(
     task_path: str,
     writes: list[dict[str, Any]],
     user_id: str | None = None,
-) -> int:
+) -> list[PendingWrite]:
     """Store LangGraph pending writes for a checkpoint that may not exist yet (the thread is created if
-    missing); Gone if the checkpoint exists and has expired. Returns how many writes were sent.
+    missing); Gone if the checkpoint exists and has expired. Returns what is now stored for the task (a
+    retry's ordinary writes do not replace the first ones), in LangGraph's order.
 
     As in LangGraph's savers: a write with idx >= 0 is kept as first written (a retry is a no-op), a write
     with a negative idx (special channels: error, interrupt, resume, ...) replaces the one stored at the same
@@ -268,4 +270,6 @@ def pending_writes_put(
     if ordinary:
         PendingWrite.objects.bulk_create(ordinary, ignore_conflicts=True)
     thread_touch(thread, now=now)
-    return len(writes)
+    return pending_writes_for(
+        thread=thread, namespace=namespace, checkpoint_id=checkpoint_id, task_id=task_id
+    )

@@ -353,7 +353,8 @@ class CheckpointWritesView(WorkspaceAPIView):
     def post(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
         data = self.validated(PendingWritesCreateSerializer)
         namespace = self.query_namespace() or ""
-        pending_writes_put(
+        # What is stored for the task now (earlier ordinary writes win over a retry's).
+        writes = pending_writes_put(
             workspace=self.workspace,
             thread_id=thread_id,
             namespace=namespace,
@@ -362,13 +363,6 @@ class CheckpointWritesView(WorkspaceAPIView):
             task_path=data.get("task_path", ""),
             writes=data["writes"],
             user_id=self.query_user_id(),
-        )
-        # What is stored for the task now (earlier ordinary writes win over a retry's).
-        writes = pending_writes_for(
-            thread=thread_get(workspace=self.workspace, thread_id=thread_id),
-            namespace=namespace,
-            checkpoint_id=checkpoint_id,
-            task_id=data["task_id"],
         )
         body = {"results": [pending_write_representation(w) for w in writes], "next": None, "previous": None}
         return Response(body, status=status.HTTP_201_CREATED)
