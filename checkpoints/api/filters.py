@@ -7,7 +7,7 @@ from typing import Any
 
 import django_filters
 from django import forms
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 from django_filters.fields import IsoDateTimeField
 
 from checkpoints.api.parsers import parse_json
@@ -57,7 +57,7 @@ class CheckpointFilterSet(django_filters.FilterSet):
     run_id = django_filters.CharFilter()
     framework = django_filters.ChoiceFilter(choices=Checkpoint.Framework.choices)
     handoff_target = django_filters.CharFilter(help_text="An agent's inbox: checkpoints handed off to it.")
-    thread_id = django_filters.CharFilter(field_name="thread__thread_id")
+    thread_id = django_filters.CharFilter(method="filter_thread_id")
     created_after = UtcDateTimeFilter(field_name="created_at", lookup_expr="gte")
     created_before = UtcDateTimeFilter(field_name="created_at", lookup_expr="lt")
     metadata = django_filters.CharFilter(
@@ -67,6 +67,11 @@ class CheckpointFilterSet(django_filters.FilterSet):
     class Meta:
         model = Checkpoint
         fields: list[str] = []
+
+    def filter_thread_id(self, queryset: QuerySet[Checkpoint], name: str, value: str) -> QuerySet[Checkpoint]:
+        # Both sides share the workspace: the thread is found on its unique (workspace, thread_id) index
+        # (see CheckpointQuerySet.in_thread).
+        return queryset.filter(thread__workspace=F("workspace"), thread__thread_id=value)
 
     def filter_metadata(self, queryset: QuerySet[Checkpoint], name: str, value: str) -> QuerySet[Checkpoint]:
         try:

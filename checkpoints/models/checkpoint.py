@@ -18,6 +18,16 @@ class CheckpointQuerySet(models.QuerySet["Checkpoint"]):
     def for_workspace(self, workspace: Workspace) -> CheckpointQuerySet:
         return self.filter(workspace=workspace)
 
+    def in_thread(self, workspace: Workspace, thread_id: str) -> CheckpointQuerySet:
+        """The workspace's checkpoints of the thread with this public id.
+
+        The thread's workspace is named too, although the checkpoint's already implies it: PostgreSQL then
+        finds the thread on its unique (workspace, thread_id) index. Given only the checkpoint's workspace,
+        it reads that index by thread_id alone, a cost that grows with the number of threads (measured by
+        `manage.py bench`: 4.5 ms instead of 0.16 ms at 100,000 threads).
+        """
+        return self.filter(workspace=workspace, thread__workspace=workspace, thread__thread_id=thread_id)
+
     def live(self, now: datetime | None = None) -> CheckpointQuerySet:
         """Checkpoints readable right now: not a tombstone and not past expires_at (unless pinned).
 

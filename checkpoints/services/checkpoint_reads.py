@@ -118,8 +118,10 @@ def checkpoint_get(
     """A checkpoint of a thread by public id. Without a namespace the id must be unique in the thread
     (AmbiguousId otherwise). With `user_id`, another end user's thread is NotFound. Tombstones and expired
     checkpoints are returned too: callers decide."""
-    queryset = Checkpoint.objects.select_related("thread").filter(
-        workspace=workspace, thread__thread_id=thread_id, checkpoint_id=checkpoint_id
+    queryset = (
+        Checkpoint.objects.in_thread(workspace, thread_id)
+        .select_related("thread")
+        .filter(checkpoint_id=checkpoint_id)
     )
     if namespace is not None:
         queryset = queryset.filter(namespace=namespace)

@@ -48,9 +48,8 @@ def _inherited_values(
     checkpoint, or holds another version of a channel.
     """
     base = (
-        Checkpoint.objects.filter(
-            workspace=workspace, thread__thread_id=thread_id, namespace=namespace, checkpoint_id=base_id
-        )
+        Checkpoint.objects.in_thread(workspace, thread_id)
+        .filter(namespace=namespace, checkpoint_id=base_id)
         .live()
         .first()
     )
@@ -124,7 +123,7 @@ def langgraph_tuples(
     checkpoint_id) index; workspace-wide on `checkpoint_ws_public_id`."""
     queryset = Checkpoint.objects.for_workspace(workspace).live().filter(framework=FRAMEWORK)
     if thread_id is not None:
-        queryset = queryset.filter(thread__thread_id=thread_id)
+        queryset = queryset.in_thread(workspace, thread_id)
     if namespace is not None:
         queryset = queryset.filter(namespace=namespace)
     if checkpoint_id is not None:
