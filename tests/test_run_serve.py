@@ -20,7 +20,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.jobs.stack import PYTHON, REPO, Stack, free_port, stack_env, wait_for
+from checkpoints.bench.server import PYTHON, REPO, free_port
+from tests.jobs.stack import Stack, stack_env, wait_for
 
 pytestmark = pytest.mark.slow
 

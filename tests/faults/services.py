@@ -12,17 +12,13 @@ import signal
 import socket
 import subprocess
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 import psycopg
 from psycopg import sql
 
 from checkpoints.bench.server import PYTHON, REPO, Stack, free_port
-
-T = TypeVar("T")
+from tests.jobs.stack import wait_for
 
 
 def postgres_bindir() -> Path | None:
@@ -49,18 +45,6 @@ def missing_binaries() -> str | None:
     if os.geteuid() == 0 and shutil.which("runuser") is None:
         return "running as root without runuser (initdb refuses to run as root)"
     return None
-
-
-def wait_for(fetch: Callable[[], T], accept: Callable[[T], bool], *, timeout: float, what: str) -> T:
-    """Poll `fetch()` until `accept(value)`; fail with the last value after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = fetch()
-        if accept(value):
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}; last value: {value!r}")
-        time.sleep(0.1)
 
 
 def port_open(port: int) -> bool:

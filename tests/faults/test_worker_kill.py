@@ -15,7 +15,8 @@ import pytest
 
 from checkpoints.bench.server import Gunicorn, Stack
 from tests.faults.conftest import api_client
-from tests.faults.services import spawn, stop_group, wait_for
+from tests.faults.services import spawn, stop_group
+from tests.jobs.stack import wait_for
 
 pytestmark = pytest.mark.slow
 

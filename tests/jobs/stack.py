@@ -11,18 +11,15 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
-REPO = Path(__file__).resolve().parents[2]
-PYTHON = sys.executable
+from checkpoints.bench.server import PYTHON, REPO, bench_database, database_name
+
 # Variables of the outer test run that must not leak into a stack (it chooses its own).
 _OWN = (
     "DATABASE_URL",
@@ -47,13 +44,7 @@ def wait_for(
             return value
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what}; last value: {value!r}")
-        time.sleep(0.25)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+        time.sleep(0.1)
 
 
 def stack_env(root: Path, *, redis_url: str = "", database_url: str = "", **extra: str) -> dict[str, str]:
@@ -82,18 +73,8 @@ def stack_env(root: Path, *, redis_url: str = "", database_url: str = "", **extr
 @contextlib.contextmanager
 def fresh_postgres_database(url: str) -> Iterator[str]:
     """A new, empty database next to the one `url` names (dropped afterwards); yields its URL."""
-    import psycopg
-
-    parts = urlsplit(url)
-    name = f"{parts.path.lstrip('/') or 'cairn'}_stack_{uuid.uuid4().hex[:8]}"
-    admin = urlunsplit(parts._replace(path="/postgres"))
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield urlunsplit(parts._replace(path=f"/{name}"))
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with bench_database(url, f"{database_name(url) or 'cairn'}_stack_{uuid.uuid4().hex[:8]}") as fresh:
+        yield fresh
 
 
 class Driver:

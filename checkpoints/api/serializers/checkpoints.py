@@ -20,7 +20,7 @@ from checkpoints.api.fields import (
     TtlSecondsField,
 )
 from checkpoints.api.renderers import RawJSON
-from checkpoints.integrity import format_timestamp
+from checkpoints.integrity import CHECKSUM_FIELDS, format_timestamp
 from checkpoints.models import Checkpoint, PendingWrite
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}\Z")
@@ -45,33 +45,16 @@ def _optional_name(**kwargs: Any) -> StrictCharField:
     return StrictCharField(required=False, allow_null=True, min_length=1, max_length=255, **kwargs)
 
 
-# Every key of the checkpoint representation (see checkpoint_representation).
-CHECKPOINT_FIELDS = frozenset(
-    {
-        "thread_id",
-        "namespace",
-        "checkpoint_id",
-        "parent_id",
-        "agent_id",
-        "framework",
-        "schema_version",
-        "step_index",
-        "step_name",
-        "run_id",
-        "state",
-        "context",
-        "metadata",
-        "handoff_target",
-        "handoff_from",
-        "message_seq",
-        "checksum",
-        "size_bytes",
-        "created_at",
-        "expires_at",
-        "pinned",
-        "expired_at",
-    }
-)
+# Every key of the checkpoint representation (see checkpoint_representation): the immutable record plus what
+# the server derives or may change later.
+CHECKPOINT_FIELDS = frozenset(CHECKSUM_FIELDS) | {
+    "message_seq",
+    "checksum",
+    "size_bytes",
+    "expires_at",
+    "pinned",
+    "expired_at",
+}
 
 
 class CheckpointStateSerializer(StrictSerializer):
