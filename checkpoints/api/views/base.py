@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter
+from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from checkpoints.api.query_params import refuse_unknown_query_parameters
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import ApiKey, Workspace
 from checkpoints.services.audit import Actor
@@ -24,6 +26,10 @@ _FALSE = {"false", "0", "no"}
 
 class WorkspaceAPIView(APIView):
     """Base view. Every queryset a request reaches starts from `self.workspace` (the key's workspace)."""
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)  # authentication, scope, throttle: a 401 comes first
+        refuse_unknown_query_parameters(request)
 
     @property
     def api_key(self) -> ApiKey:

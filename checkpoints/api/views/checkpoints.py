@@ -56,6 +56,9 @@ from checkpoints.services.checkpoints import (
 NAMESPACE_PARAM = OpenApiParameter(
     "namespace", str, description="Checkpoint namespace; omit to search every namespace of the thread."
 )
+SAVE_NAMESPACE_PARAM = OpenApiParameter(
+    "namespace", str, description="Namespace to save into (or `namespace` in the body; they must agree)."
+)
 INCLUDE_STATE_PARAM = OpenApiParameter(
     "include_state", bool, description="Include state, context and metadata."
 )
@@ -168,7 +171,7 @@ class ThreadCheckpointsView(WorkspaceAPIView):
         summary="Save a checkpoint (creates the thread if missing)",
         request=CheckpointCreateSerializer,
         responses={201: CheckpointSerializer, 200: CheckpointSerializer},
-        parameters=[USER_PARAM, INCLUDE_STATE_PARAM],
+        parameters=[USER_PARAM, SAVE_NAMESPACE_PARAM, INCLUDE_STATE_PARAM],
     )
     def post(self, request: Request, thread_id: str) -> Response:
         # Every input is checked before the save: a 400 must never answer a save that was committed.
