@@ -38,11 +38,14 @@ class ConfirmAction(View):
         """What the action will do, in one or two sentences."""
         return ""
 
+    # The two hooks every action defines (each subclass in this package overrides both).
     def cancel_url(self, workspace: Workspace, target: Any) -> str:
-        raise NotImplementedError
+        """Where "Cancel" (and a refused action) leads: the page the action was started from."""
+        raise NotImplementedError(f"{type(self).__name__} must define cancel_url()")
 
     def perform(self, workspace: Workspace, target: Any, form: forms.Form) -> HttpResponse:
-        raise NotImplementedError
+        """Do it through one service call (atomic), flash the outcome, return the redirect."""
+        raise NotImplementedError(f"{type(self).__name__} must define perform()")
 
     def initial(self, target: Any) -> dict[str, Any]:
         return {}
