@@ -64,6 +64,80 @@ def saves_lines(rows: list[dict[str, Any]]) -> list[str]:
     ]
 
 
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}%"
+
+
+def floor_lines(rows: list[dict[str, Any]]) -> list[str]:
+    headers = [
+        "size",
+        "clients",
+        "op",
+        "API p50",
+        "floor p50",
+        "p50 ratio",
+        "API ops/s",
+        "floor ops/s",
+        "API % of floor",
+        "floor/raw p50",
+    ]
+    body = [
+        [
+            r["size"],
+            r["clients"],
+            r["op"],
+            _ms(r["api"]["p50_ms"]),
+            _ms(r["floor"]["p50_ms"]),
+            _ratio(r["floor_ratio_p50"]),
+            r["api"]["ops_per_s"],
+            r["floor"]["ops_per_s"],
+            _pct(r["floor_throughput_pct"]) if r["clients"] > 1 else "-",
+            _ratio(r["floor_over_raw_p50"]),
+        ]
+        for r in rows
+    ]
+    return [
+        "The same against the floor, a WSGI app with no framework under the same gunicorn command "
+        "(ms; ratio = API / floor)",
+        *_table(headers, body),
+    ]
+
+
+def profile_lines(profile: dict[str, Any]) -> list[str]:
+    ops = ("save", "restore")
+    names = list(profile["save"]["categories"])
+    headers = ["where the time goes", *(f"{op} {unit}" for op in ops for unit in ("µs", "%"))]
+    body = [[name, *(v for op in ops for v in _share(profile[op]["categories"].get(name)))] for name in names]
+    body += [
+        ["total under cProfile", *(v for op in ops for v in (f"{profile[op]['profiled_us']:.0f}", "100%"))],
+        ["total without profiler", *(v for op in ops for v in (f"{profile[op]['wall_us']:.0f}", ""))],
+    ]
+    lines = [
+        f"One request in-process under cProfile ({profile['state_bytes'] // 1024} KB state, "
+        f"{profile['requests']} requests each; µs per request)",
+        *_table(headers, body),
+    ]
+    for op in ops:
+        top = profile[op]["top"]
+        lines += [
+            "",
+            f"{op}: top {len(top)} functions by own time (µs and calls per request, under cProfile)",
+        ]
+        lines += _table(
+            ["function", "µs", "calls"], [[t["function"], f"{t['us']:.1f}", t["calls"]] for t in top]
+        )
+    if profile["save"].get("stale"):
+        lines += [
+            "",
+            f"stale entry points (no such function, counted 0): {', '.join(profile['save']['stale'])}",
+        ]
+    return lines
+
+
+def _share(category: dict[str, float] | None) -> tuple[str, str]:
+    return ("-", "-") if category is None else (f"{category['us']:.0f}", f"{category['pct']:.1f}%")
+
+
 def graphs_lines(steps: dict[str, Any]) -> list[str]:
     headers = ["checkpointer", "graph p50 ms", "graph p99 ms", "per step ms"]
     body = [
@@ -163,10 +237,19 @@ def render(results: dict[str, Any]) -> str:
             f"Cairn benchmark, {results['started_at']} — {results['machine']['cpus']} CPUs, PostgreSQL "
             f"{results['machine']['postgres']}, gunicorn {results['config']['workers']} sync workers",
             f"command: {results['command']}",
+            *(
+                f"{name}: {results['servers'][name]}"
+                for name in ("cairn", "floor")
+                if name in results.get("servers", {})
+            ),
         ]
     ]
     if "saves" in results:
         parts.append(saves_lines(results["saves"]))
+        if all("floor" in row for row in results["saves"]):
+            parts.append(floor_lines(results["saves"]))
+    if "profile" in results:
+        parts.append(profile_lines(results["profile"]))
     if "langgraph" in results:
         parts.append(graphs_lines(results["langgraph"]))
     if "storage" in results:

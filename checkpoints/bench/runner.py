@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import shlex
 import tempfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -13,10 +14,12 @@ from typing import Any
 
 import psycopg
 
-from checkpoints.bench import graphs, saves, scale, server, sweep
+from checkpoints.bench import graphs, profiling, saves, scale, server, sweep
 from checkpoints.bench.saves import ApiClients, SaveCase
+from checkpoints.bench.stats import Sample
 
-SECTIONS = ("storage", "langgraph", "saves", "scale", "sweep")
+SECTIONS = ("storage", "langgraph", "saves", "profile", "scale", "sweep")
+FLOOR_APP = "checkpoints.bench.floor"
 KB, MB = 1024, 1024 * 1024
 
 
@@ -54,6 +57,7 @@ class BenchConfig:
     hot_rows: int = 2000
     sweep_rows: int = 1_000_000
     sweep_idle_seconds: float = 15.0
+    profile_requests: int = 300
     sections: tuple[str, ...] = SECTIONS
 
     @classmethod
@@ -70,6 +74,7 @@ class BenchConfig:
             "hot_rows": 200,
             "sweep_rows": 2000,
             "sweep_idle_seconds": 1.0,
+            "profile_requests": 30,
         }
         values.update(overrides)
         return cls(**values)
@@ -111,11 +116,23 @@ def run(
         log(f"benchmark database {database}; migrating")
         stack.manage("migrate", "--no-input")
         api = ApiClients("", stack.api_key("bench"))
+        floor: list[tuple[Sample, Sample]] = []
         try:
+            if "saves" in config.sections:
+                # The floor first, on its own: it and Cairn never share the CPUs.
+                with server.Gunicorn(stack, workers=config.workers, app=FLOOR_APP) as web:
+                    log(f"the floor ({config.workers} workers) at {web.url}")
+                    results["servers"] = {"floor": shlex.join(web.argv()[2:])}
+                    floor = saves.bench_floor(
+                        base_url=web.url, database_url=database_url, cases=config.save_cases, log=log
+                    )
             with server.Gunicorn(stack, workers=config.workers) as web:
                 api.base_url = web.url
                 log(f"gunicorn ({config.workers} workers) at {web.url}")
-                _sections(config, results, api=api, stack=stack, database_url=database_url, log=log)
+                results.setdefault("servers", {})["cairn"] = shlex.join(web.argv()[2:])
+                _sections(
+                    config, results, api=api, stack=stack, database_url=database_url, floor=floor, log=log
+                )
         finally:
             stack.forget_cache()
     return results
@@ -128,6 +145,7 @@ def _sections(
     api: ApiClients,
     stack: server.Stack,
     database_url: str,
+    floor: list[tuple[Sample, Sample]],
     log: Callable[[str], None],
 ) -> None:
     # Storage first: it measures table growth, best read on tables nothing else has written yet.
@@ -150,7 +168,12 @@ def _sections(
         )
     if "saves" in config.sections:
         results["saves"] = saves.bench_saves(
-            api=api, database_url=database_url, cases=config.save_cases, log=log
+            api=api, database_url=database_url, cases=config.save_cases, floor=floor, log=log
+        )
+    # In-process, while the served Cairn idles; before scale and sweep leave autovacuum busy.
+    if "profile" in config.sections:
+        results["profile"] = profiling.bench_profile(
+            stack=stack, api_key=api.api_key, requests=config.profile_requests, log=log
         )
     if "scale" in config.sections:
         with psycopg.connect(database_url) as conn:

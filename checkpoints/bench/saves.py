@@ -1,4 +1,5 @@
-"""Checkpoint save and restore through the HTTP API, against the floor: raw psycopg on the same database.
+"""Checkpoint save and restore through the HTTP API, against raw psycopg on the same database and against
+the floor (the least an HTTP service can do).
 
 API save:    `POST /api/v1/threads/{t}/checkpoints/?include_state=false` with `{"agent_id", "state"}` (the
              server parses, canonicalises, hashes the whole record, locks the thread, defaults the parent,
@@ -8,6 +9,9 @@ API restore: `GET /api/v1/threads/{t}/checkpoints/{id}/` (one query, re-hashed, 
 Raw save:    SHA-256 of the state text, then one autocommit `INSERT ... RETURNING id` into a table with
              only a primary key.
 Raw restore: one primary-key `SELECT`, then SHA-256 of the text and a compare.
+Floor:       the same save and restore over HTTP by a WSGI app with no framework (`checkpoints.bench.floor`)
+             served by the same gunicorn command as Cairn: parse, canonical-encode, SHA-256, one INSERT;
+             one SELECT, re-hash, splice. Measured before Cairn's gunicorn starts (never both at once).
 
 Bodies are encoded before the clock starts, on both sides: what is timed is the service, not the client's
 JSON encoder.
@@ -77,36 +81,72 @@ class ApiClients:
         )
 
 
-def _api_case(api: ApiClients, case: SaveCase, body: bytes, tag: str) -> tuple[Sample, Sample]:
+def _http_case(
+    http: list[httpx.Client],
+    case: SaveCase,
+    body: bytes,
+    *,
+    save_path: Callable[[int], str],
+    id_key: str,
+    restore_path: Callable[[int, str], str],
+) -> tuple[Sample, Sample]:
+    """Save `body` then restore what was saved, each client on its own connection `http[index]`."""
     saved: list[list[str]] = [[] for _ in range(case.clients)]
-    http = [api.client() for _ in range(case.clients)]
+
+    def save_op(index: int) -> Operation:
+        path = save_path(index)
+
+        def op(_n: int) -> None:
+            answer = _expect(http[index].post(path, content=body), 201)
+            saved[index].append(str(answer.json()[id_key]))
+
+        return op
+
+    def restore_op(index: int) -> Operation:
+        def op(n: int) -> None:
+            answer = _expect(http[index].get(restore_path(index, saved[index][n])), 200)
+            if answer.headers.get("X-Checksum-Verified") != "true":
+                raise BenchError("a restore was not verified")
+
+        return op
+
+    save = run_clients(case.clients, case.operations, save_op)
+    restore = run_clients(case.clients, case.operations, restore_op)
+    return save, restore
+
+
+def _api_case(api: ApiClients, case: SaveCase, body: bytes, tag: str) -> tuple[Sample, Sample]:
+    return _closing_case(
+        [api.client() for _ in range(case.clients)],
+        case,
+        body,
+        save_path=lambda index: f"threads/{tag}-{index}/checkpoints/?include_state=false",
+        id_key="checkpoint_id",
+        restore_path=lambda index, saved: f"threads/{tag}-{index}/checkpoints/{saved}/",
+    )
+
+
+def _floor_case(base_url: str, case: SaveCase, body: bytes, tag: str) -> tuple[Sample, Sample]:
+    headers = {"Content-Type": "application/json"}
+    return _closing_case(
+        [httpx.Client(base_url=base_url, headers=headers, timeout=120) for _ in range(case.clients)],
+        case,
+        body,
+        save_path=lambda index: f"/save/{tag}-{index}",
+        id_key="id",
+        restore_path=lambda _index, saved: f"/restore/{saved}",
+    )
+
+
+def _closing_case(
+    http: list[httpx.Client], case: SaveCase, body: bytes, **paths: Any
+) -> tuple[Sample, Sample]:
+    """`_http_case` over these clients, closed afterwards."""
     try:
-
-        def save_op(index: int) -> Operation:
-            path = f"threads/{tag}-{index}/checkpoints/?include_state=false"
-
-            def op(_n: int) -> None:
-                answer = _expect(http[index].post(path, content=body), 201)
-                saved[index].append(answer.json()["checkpoint_id"])
-
-            return op
-
-        def restore_op(index: int) -> Operation:
-            prefix = f"threads/{tag}-{index}/checkpoints/"
-
-            def op(n: int) -> None:
-                answer = _expect(http[index].get(f"{prefix}{saved[index][n]}/"), 200)
-                if answer.headers.get("X-Checksum-Verified") != "true":
-                    raise BenchError("a restore was not verified")
-
-            return op
-
-        save = run_clients(case.clients, case.operations, save_op)
-        restore = run_clients(case.clients, case.operations, restore_op)
+        return _http_case(http, case, body, **paths)
     finally:
         for client in http:
             client.close()
-    return save, restore
 
 
 def _raw_case(database_url: str, case: SaveCase, text: str, tag: str) -> tuple[Sample, Sample]:
@@ -145,15 +185,44 @@ def _raw_case(database_url: str, case: SaveCase, text: str, tag: str) -> tuple[S
     return save, restore
 
 
+def request_payload(size: int) -> tuple[str, bytes]:
+    """The state's canonical text (what raw psycopg stores) and the request body every HTTP side sends."""
+    state = agent_state(size)
+    body = json.dumps({"agent_id": "bench", "state": state}, separators=(",", ":")).encode()
+    return canonical_json(state), body
+
+
 def warm_up(api: ApiClients, database_url: str, clients: int) -> None:
     """A few untimed round trips on every gunicorn worker and connection (imports, connections, plans)."""
     case = SaveCase(size=2048, clients=clients, operations=5)
-    text = canonical_json(agent_state(2048))
-    _api_case(api, case, json.dumps({"agent_id": "bench", "state": json.loads(text)}).encode(), "warmup")
+    text, body = request_payload(2048)
+    _api_case(api, case, body, "warmup")
     _raw_case(database_url, case, text, "warmup")
 
 
-def _row(case: SaveCase, op: str, api: Sample, raw: Sample) -> dict[str, Any]:
+def bench_floor(
+    *, base_url: str, database_url: str, cases: list[SaveCase], log: Callable[[str], None]
+) -> list[tuple[Sample, Sample]]:
+    """(save, restore) of each case against the floor (`checkpoints.bench.floor`) served at `base_url`;
+    run while Cairn's gunicorn is stopped, so the two never share the CPUs."""
+    raw_table_create(database_url)
+    _floor_case(
+        base_url, SaveCase(2048, max(case.clients for case in cases), 5), request_payload(2048)[1], "fw"
+    )
+    samples = []
+    for case in cases:
+        log(f"  floor: {human_size(case.size)} x {case.clients} client(s) x {case.operations} ops")
+        samples.append(
+            _floor_case(base_url, case, request_payload(case.size)[1], f"f{case.size}-c{case.clients}")
+        )
+    return samples
+
+
+def _ratio(numerator: float, denominator: float, scale: float = 1.0) -> float | None:
+    return round(scale * numerator / denominator, 2) if denominator else None
+
+
+def _row(case: SaveCase, op: str, api: Sample, raw: Sample, floor: Sample) -> dict[str, Any]:
     return {
         "size": human_size(case.size),
         "size_bytes": case.size,
@@ -161,25 +230,38 @@ def _row(case: SaveCase, op: str, api: Sample, raw: Sample) -> dict[str, Any]:
         "op": op,
         "api": api.summary(),
         "raw": raw.summary(),
-        "ratio_p50": round(api.p50_ms / raw.p50_ms, 2) if raw.p50_ms else None,
-        "ratio_throughput": round(raw.ops_per_s / api.ops_per_s, 2) if api.ops_per_s else None,
+        "floor": floor.summary(),
+        "ratio_p50": _ratio(api.p50_ms, raw.p50_ms),
+        "ratio_throughput": _ratio(raw.ops_per_s, api.ops_per_s),
+        # Against the floor: how far Cairn is from the least an HTTP service must do.
+        "floor_ratio_p50": _ratio(api.p50_ms, floor.p50_ms),
+        "floor_throughput_pct": _ratio(api.ops_per_s, floor.ops_per_s, 100),
+        # How far the floor itself is from raw psycopg: the price of HTTP + gunicorn + a process hop.
+        "floor_over_raw_p50": _ratio(floor.p50_ms, raw.p50_ms),
     }
 
 
 def bench_saves(
-    *, api: ApiClients, database_url: str, cases: list[SaveCase], log: Callable[[str], None]
+    *,
+    api: ApiClients,
+    database_url: str,
+    cases: list[SaveCase],
+    floor: list[tuple[Sample, Sample]],
+    log: Callable[[str], None],
 ) -> list[dict[str, Any]]:
-    """Save then restore, API and raw, for each case; one row per (case, operation)."""
+    """Save then restore, API and raw, for each case (`floor`: bench_floor's samples of the same cases);
+    one row per (case, operation)."""
     raw_table_create(database_url)
     warm_up(api, database_url, max(case.clients for case in cases))
     rows = []
-    for case in cases:
-        state = agent_state(case.size)
-        text = canonical_json(state)
-        body = json.dumps({"agent_id": "bench", "state": state}, separators=(",", ":")).encode()
+    for case, (floor_save, floor_restore) in zip(cases, floor, strict=True):
+        text, body = request_payload(case.size)
         tag = f"s{case.size}-c{case.clients}"
         log(f"  saves: {human_size(case.size)} x {case.clients} client(s) x {case.operations} ops")
         api_save, api_restore = _api_case(api, case, body, tag)
         raw_save, raw_restore = _raw_case(database_url, case, text, tag)
-        rows += [_row(case, "save", api_save, raw_save), _row(case, "restore", api_restore, raw_restore)]
+        rows += [
+            _row(case, "save", api_save, raw_save, floor_save),
+            _row(case, "restore", api_restore, raw_restore, floor_restore),
+        ]
     return rows

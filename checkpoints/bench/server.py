@@ -1,16 +1,18 @@
 """The benchmark's own database and a production-like server in front of it.
 
 Nothing here touches the database `DATABASE_URL` names: the benchmark creates a database of its own next to
-it (same server, same settings), migrates it, serves it with gunicorn exactly as the Procfile does
-(`gunicorn project.wsgi --workers N`, DEBUG off, persistent connections, Redis as cache), and drops it at
-the end. Redis keys carry a per-run prefix and are deleted afterwards.
+it (same server, same settings), migrates it, serves it with the Procfile's own `web` command (read at run
+time: `gunicorn project.wsgi --workers N ...`, DEBUG off, persistent connections, Redis as cache), and drops
+it at the end. Redis keys carry a per-run prefix and are deleted afterwards.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
+import shlex
 import signal
 import socket
 import subprocess  # nosec B404 # starts the server under test and manage.py, with fixed argv
@@ -30,6 +32,9 @@ from checkpoints.bench.stats import BenchError
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
+PROCFILE = REPO / "Procfile"
+WSGI_APP = "project.wsgi"
+_VARIABLE = re.compile(r"\$\{(\w+)(?::-[^}]*)?\}|\$(\w+)")
 # The benchmark key's own rate: throttling still runs (two Redis round trips per request, as in
 # production), it just never refuses the load generator.
 BENCH_THROTTLE_RATE = "1000000/s"
@@ -138,33 +143,52 @@ class Stack:
             client.delete(key)
 
 
-class Gunicorn:
-    """`gunicorn project.wsgi` with N sync workers on a free loopback port, as the Procfile runs it."""
+def procfile_web_argv(app: str, *, port: int, workers: int) -> list[str]:
+    """The Procfile's `web` command as argv, read now (so the benchmark cannot drift from production), with:
+    `project.wsgi` replaced by `app` (Cairn itself, or the floor); `$PORT` and `$WEB_CONCURRENCY` set to
+    `port` and `workers`; the bind address narrowed to loopback; `gunicorn` run as `python -m gunicorn`
+    (this interpreter's); and, appended, `--graceful-timeout 5` (shutdown only: a stop never waits 30 s
+    for a busy worker). Every other flag is the Procfile's, as written."""
+    lines = [line for line in PROCFILE.read_text().splitlines() if line.startswith("web:")]
+    if len(lines) != 1:
+        raise BenchError(f"{PROCFILE} must have exactly one `web:` line")
+    values = {"PORT": str(port), "WEB_CONCURRENCY": str(workers)}
 
-    def __init__(self, stack: Stack, *, workers: int) -> None:
+    def expand(match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(2)
+        if name not in values:
+            raise BenchError(f"the Procfile's web line uses ${name}, which the benchmark does not set")
+        return values[name]
+
+    argv = shlex.split(_VARIABLE.sub(expand, lines[0].removeprefix("web:")))
+    if argv[:1] != ["gunicorn"] or argv.count(WSGI_APP) != 1 or "--bind" not in argv[:-1]:
+        raise BenchError(f"the Procfile's web line is not `gunicorn {WSGI_APP} --bind HOST:PORT ...`: {argv}")
+    argv[argv.index(WSGI_APP)] = app
+    bind = argv.index("--bind") + 1
+    argv[bind] = f"127.0.0.1:{argv[bind].rpartition(':')[2]}"
+    return [PYTHON, "-m", *argv, "--graceful-timeout", "5"]
+
+
+class Gunicorn:
+    """The Procfile's `web` command (see `procfile_web_argv`) with N sync workers on a free loopback port:
+    Cairn (`project.wsgi`), or another WSGI app served exactly the same way (the floor)."""
+
+    def __init__(self, stack: Stack, *, workers: int, app: str = WSGI_APP) -> None:
         self.stack = stack
         self.workers = workers
+        self.app = app  # it must answer GET /healthz with 200 once it is up
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
 
+    def argv(self) -> list[str]:
+        return procfile_web_argv(self.app, port=self.port, workers=self.workers)
+
     def start(self, timeout: float = 60) -> None:
-        log = (self.stack.root / "gunicorn.log").open("ab")
-        self.process = subprocess.Popen(  # nosec B603 # argv built here from sys.executable, no shell
-            [
-                PYTHON,
-                "-m",
-                "gunicorn",
-                "project.wsgi",
-                "--bind",
-                f"127.0.0.1:{self.port}",
-                "--workers",
-                str(self.workers),
-                "--timeout",
-                "60",
-                "--graceful-timeout",
-                "5",
-            ],
+        name = "gunicorn.log" if self.app == WSGI_APP else f"gunicorn-{self.app}.log"
+        log = (self.stack.root / name).open("ab")
+        self.process = subprocess.Popen(  # nosec B603 # argv from the Procfile and sys.executable, no shell
+            self.argv(),
             cwd=REPO,
             env=self.stack.env(),
             stdout=log,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import uuid
@@ -101,7 +102,8 @@ def test_it_measures_every_section_in_a_quick_run(tmp_path: Path) -> None:
         cwd=REPO, env=env, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
-    for title in ("HTTP API vs raw psycopg", "AsyncPostgresSaver", "Storage of a 10-turn conversation",
+    for title in ("HTTP API vs raw psycopg", "against the floor", "One request in-process",
+                  "AsyncPostgresSaver", "Storage of a 10-turn conversation",
                   "Read paths at 1,000 and 3,000 rows", "while a sweep tombstones 2,000"):  # fmt: skip
         assert title in result.stdout, result.stdout
     results = json.loads((tmp_path / "latest.json").read_text())
@@ -115,8 +117,33 @@ def test_it_measures_every_section_in_a_quick_run(tmp_path: Path) -> None:
         for op in ("save", "restore")
     }
     for row in saves:
-        assert row["api"]["n"] == row["raw"]["n"] > 0
+        assert row["api"]["n"] == row["raw"]["n"] == row["floor"]["n"] > 0
         assert row["api"]["p50_ms"] > 0 and row["raw"]["p50_ms"] > 0 and row["ratio_p50"] > 0
+        # The floor is served like Cairn and measured on its own: positive ratios both ways.
+        assert row["floor"]["p50_ms"] > 0 and row["floor"]["ops_per_s"] > 0
+        assert (
+            row["floor_ratio_p50"] > 0 and row["floor_throughput_pct"] > 0 and row["floor_over_raw_p50"] > 0
+        )
+    # Both served by the Procfile's web command; only the app (and the free port) differ.
+    commands = {name: re.sub(r":\d+ ", ":PORT ", line) for name, line in results["servers"].items()}
+    assert commands["floor"] == commands["cairn"].replace("project.wsgi", "checkpoints.bench.floor")
+
+    profile = results["profile"]
+    assert profile["requests"] == 30 and profile["state_bytes"] == 2048
+    for op in ("save", "restore"):
+        measured = profile[op]
+        categories = measured["categories"]
+        rest = categories.pop("server framework (the rest)")
+        assert set(categories) == {"auth", "validation", "SQL", "hashing", "rendering"}
+        assert all(c["us"] >= 0 and 0 <= c["pct"] <= 100 for c in [*categories.values(), rest])
+        # Exclusive buckets: together no more than the request, the rest the difference (figures are
+        # rounded to 0.1 µs).
+        named = sum(category["us"] for category in categories.values())
+        assert named <= measured["profiled_us"] + 1
+        assert named + rest["us"] == pytest.approx(measured["profiled_us"], abs=1)
+        assert categories["auth"]["us"] > 0 and categories["SQL"]["us"] > 0
+        assert measured["wall_us"] > 0 and len(measured["top"]) == 10
+        assert all(top["us"] >= 0 and top["calls"] >= 0 for top in measured["top"])
 
     graphs = results["langgraph"]
     assert graphs["steps"] == 10 and graphs["cairn"]["runs"] == graphs["postgres"]["runs"] == 2

@@ -1,5 +1,6 @@
-"""`manage.py bench [--quick] [--workers N] [--only SECTIONS] ...`: Cairn measured against raw PostgreSQL and
-LangGraph's AsyncPostgresSaver, on the production setup (gunicorn, PostgreSQL, Redis). See checkpoints.bench.
+"""`manage.py bench [--quick] [--workers N] [--only SECTIONS] ...`: Cairn measured against raw PostgreSQL, a
+framework-less WSGI floor and LangGraph's AsyncPostgresSaver, on the production setup (the Procfile's
+gunicorn, PostgreSQL, Redis), plus an in-process profile of one save and one restore. See checkpoints.bench.
 
 Prints the tables and writes `bench-results/bench-<timestamp>.json` (and `latest.json`).
 """
