@@ -105,20 +105,31 @@ class ResilientRedisCache(RedisCache):
     def touch(self, key: Any, timeout: Any = None, version: int | None = None) -> bool:
         return self._guard(lambda: super(ResilientRedisCache, self).touch(key, timeout, version), False)
 
-    def incr_window(self, key: Any, timeout: int, version: int | None = None) -> int:
+    def incr_window(self, key: Any, timeout: int) -> int:
         """Count one more hit in a fixed window: create the counter at 0 with `timeout` unless it exists, then
         increment it; both commands in one round trip. Raises CacheUnavailable when Redis is down."""
+        return self.get_and_incr_window(None, key, timeout)[1]
+
+    def get_and_incr_window(self, get_key: Any, window_key: Any, timeout: int) -> tuple[Any, int]:
+        """`get(get_key)` (unless None) and `incr_window(window_key, timeout)` in one round trip: the value
+        and the window's count. Raises CacheUnavailable when Redis is down."""
         if not self.is_available:
             raise CacheUnavailable("cache is cooling down after a failure")
-        key = self.make_and_validate_key(key, version=version)
+        counter = self.make_and_validate_key(window_key)
         try:
-            pipe = self._cache.get_client(key, write=True).pipeline(transaction=False)
-            pipe.set(key, 0, ex=timeout, nx=True)
-            pipe.incr(key)
-            return int(pipe.execute()[1])
+            pipe = self._cache.get_client(counter, write=True).pipeline(transaction=False)
+            if get_key is not None:
+                pipe.get(self.make_and_validate_key(get_key))
+            pipe.set(counter, 0, ex=timeout, nx=True)
+            pipe.incr(counter)
+            results = pipe.execute()
         except (RedisError, OSError) as exc:
             self._mark_down(exc)
             raise CacheUnavailable(str(exc)) from exc
+        raw = results[0] if get_key is not None else None
+        # Values are stored as Django's Redis backend stores them (its serializer).
+        value = None if raw is None else self._cache._serializer.loads(raw)  # type: ignore[attr-defined]
+        return value, int(results[-1])
 
     def incr(self, key: Any, delta: int = 1, version: int | None = None) -> int:
         if not self.is_available:

@@ -10,6 +10,7 @@ from rest_framework.authentication import BaseAuthentication, get_authorization_
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.request import Request
 
+from checkpoints.api.throttling import rate_window
 from checkpoints.models import ApiKey
 from checkpoints.services.workspaces import api_key_authenticate
 
@@ -39,7 +40,8 @@ class ApiKeyAuthentication(BaseAuthentication):
             raw = header[1].decode("ascii")
         except UnicodeDecodeError as exc:
             raise AuthenticationFailed("Invalid API key.") from exc
-        key = api_key_authenticate(raw)
+        # The key's rate window is counted in the same round trip that checks the key is current.
+        key = api_key_authenticate(raw, count_in=rate_window)
         if key is None:
             raise AuthenticationFailed("Invalid, revoked or expired API key.")
         return ApiKeyPrincipal(key), key

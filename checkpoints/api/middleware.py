@@ -1,5 +1,6 @@
 """Guards that run before DRF for /api/ requests: body size, NUL in the query string, a missing trailing
-slash, database outages, and the error envelope on every non-JSON error response."""
+slash, database outages, and the error envelope on every non-JSON error response. And the browser's
+middleware (sessions, users, messages), skipped for /api/ requests."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ from collections.abc import Callable
 from typing import IO
 
 from django.conf import settings
+from django.contrib.auth import middleware as auth_middleware
+from django.contrib.messages import middleware as message_middleware
+from django.contrib.sessions import middleware as session_middleware
 from django.core.handlers.asgi import ASGIRequest
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
@@ -102,3 +106,26 @@ class ApiGuardMiddleware:
         if isinstance(exception, OperationalError | InterfaceError):
             return error_json_response("unavailable", "The database is unavailable; retry shortly.", 503)
         return None
+
+
+class _BrowserOnly:
+    """Skips a middleware for /api/ requests: the API authenticates by key, has no session, cookies, CSRF
+    (DRF views are exempt) or flash messages. Subclasses keep the
+    Django class they wrap, so the admin's system checks still find them."""
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path_info.startswith("/api/"):
+            return self.get_response(request)  # type: ignore[attr-defined]  # MiddlewareMixin's
+        return super().__call__(request)  # type: ignore[misc]
+
+
+class SessionMiddleware(_BrowserOnly, session_middleware.SessionMiddleware):
+    pass
+
+
+class AuthenticationMiddleware(_BrowserOnly, auth_middleware.AuthenticationMiddleware):
+    pass
+
+
+class MessageMiddleware(_BrowserOnly, message_middleware.MessageMiddleware):
+    pass

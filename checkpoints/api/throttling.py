@@ -52,6 +52,13 @@ def _count_hit(cache_key: str, timeout: int) -> int:
     return cache.incr(cache_key)
 
 
+def rate_window(key: ApiKey, now: float | None = None) -> tuple[str, int]:
+    """The counter of the key's current fixed window and its timeout (the window, plus a second)."""
+    _limit, period = key_rate(key)
+    window = int((time.time() if now is None else now) // period)
+    return f"throttle:{key.pk}:{period}:{window}", period + 1
+
+
 class ApiKeyRateThrottle(BaseThrottle):
     def __init__(self) -> None:
         self._wait: float | None = None
@@ -63,12 +70,15 @@ class ApiKeyRateThrottle(BaseThrottle):
         limit, period = key_rate(key)
         now = time.time()
         window = int(now // period)
-        cache_key = f"throttle:{key.pk}:{period}:{window}"
-        try:
-            count = _count_hit(cache_key, period + 1)
-        except (CacheUnavailable, ValueError):
-            # ValueError: the counter vanished between add and incr (eviction); count this request as free.
-            return True
+        cache_key, timeout = rate_window(key, now)
+        if key.window_hits is not None and key.window_hits[0] == cache_key:
+            count = key.window_hits[1]  # counted while authenticating, in the same round trip
+        else:
+            try:
+                count = _count_hit(cache_key, timeout)
+            except (CacheUnavailable, ValueError):
+                # ValueError: the counter vanished between add and incr (eviction); count this one as free.
+                return True
         if count > limit:
             self._wait = (window + 1) * period - now
             return False

@@ -14,6 +14,12 @@ from django.utils import timezone
 
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import ApiKey, Workspace
+from checkpoints.services.api_key_cache import (
+    WindowOf,
+    api_key_cached,
+    api_key_remember_use,
+    api_keys_changed,
+)
 from checkpoints.services.audit import Actor, audit_record
 
 KEY_PREFIX = "cairn_"
@@ -96,8 +102,9 @@ def api_key_create(
     return key, f"{KEY_PREFIX}{prefix}_{secret}"
 
 
-def api_key_authenticate(raw_key: str) -> ApiKey | None:
-    """The usable key matching `raw_key` (with its workspace loaded), or None. Constant-time comparison."""
+def api_key_authenticate(raw_key: str, *, count_in: WindowOf | None = None) -> ApiKey | None:
+    """The usable key matching `raw_key` (with its workspace loaded), or None. Constant-time comparison.
+    No query while the key is remembered; `count_in`: see checkpoints.services.api_key_cache."""
     if not raw_key.startswith(KEY_PREFIX) or len(raw_key) < len(KEY_PREFIX) + _PREFIX_LENGTH + 2:
         return None
     prefix = raw_key[len(KEY_PREFIX) : len(KEY_PREFIX) + _PREFIX_LENGTH]
@@ -108,23 +115,28 @@ def api_key_authenticate(raw_key: str) -> ApiKey | None:
     # Anything but the prefix alphabet (NUL included) cannot name a key, and must not reach the database.
     if separator != "_" or not _PREFIX_CHARS.issuperset(prefix):
         return None
-    key = ApiKey.objects.select_related("workspace").filter(prefix=prefix).first()
-    if key is None or not hmac.compare_digest(key.secret_hash, _hash_secret(secret)):
+    secret_hash = _hash_secret(secret)
+    key = api_key_cached(prefix, secret_hash=secret_hash, count_in=count_in)
+    if key is None or not hmac.compare_digest(key.secret_hash, secret_hash):
         return None
     now = timezone.now()
     if not key.is_usable(now):
         return None
     if key.last_used_at is None or key.last_used_at < now - LAST_USED_RESOLUTION:
+        key.last_used_at = now
         ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
+        api_key_remember_use(key)
     return key
 
 
 @transaction.atomic
 def api_key_revoke(*, api_key: ApiKey, actor: Actor) -> ApiKey:
-    """Revoke a key. It is refused from the next request on (keys are never cached)."""
+    """Revoke a key. Every process refuses it from its next request on (the key generation changes when
+    this transaction commits: checkpoints.services.api_key_cache)."""
     if api_key.revoked_at is None:
         api_key.revoked_at = timezone.now()
         ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=api_key.revoked_at)
+        api_keys_changed()
         audit_record(
             workspace=api_key.workspace,
             actor=actor,
