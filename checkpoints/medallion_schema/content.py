@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from checkpoints.integrity import canonical_bytes
 from checkpoints.medallion_schema.checks import (
@@ -51,6 +51,8 @@ class MedallionScope:
 
     graph_nodes: list[str] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
+    REQUIRED: ClassVar[tuple[str, ...]] = ()
+    DEFAULTED: ClassVar[tuple[str, ...]] = ("graph_nodes", "tags")
 
     def __post_init__(self) -> None:
         self.graph_nodes = normalise_scope_items(self.graph_nodes)
@@ -58,7 +60,7 @@ class MedallionScope:
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "$") -> MedallionScope:
-        data = obj(data, path, optional=("graph_nodes", "tags"))
+        data = obj(data, path, required=cls.REQUIRED, optional=cls.DEFAULTED)
         lists = {}
         for name in ("graph_nodes", "tags"):
             items = array(data.get(name, []), f"{path}.{name}", max_items=SCOPE_MAX_ITEMS)
@@ -125,10 +127,12 @@ class Subsystem:
     name: str
     status: str = "unknown"
     notes: str = ""
+    REQUIRED: ClassVar[tuple[str, ...]] = ("name", "status")
+    DEFAULTED: ClassVar[tuple[str, ...]] = ("notes",)
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "$", require_all: bool = False) -> Subsystem:
-        data = obj(data, path, **fields_for(require_all, ("name", "status"), ("notes",)))
+        data = obj(data, path, **fields_for(require_all, cls.REQUIRED, cls.DEFAULTED))
         return cls(
             name=text(data["name"], f"{path}.name", max_chars=NAME_MAX_CHARS),
             status=choice(data["status"], f"{path}.status", SUBSYSTEM_STATUSES),
@@ -145,10 +149,12 @@ class Decision:
     statement: str
     rationale: str
     confidence: float
+    REQUIRED: ClassVar[tuple[str, ...]] = ("statement", "rationale", "confidence")
+    DEFAULTED: ClassVar[tuple[str, ...]] = ("id",)
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "$", require_all: bool = False) -> Decision:
-        data = obj(data, path, **fields_for(require_all, ("statement", "rationale", "confidence"), ("id",)))
+        data = obj(data, path, **fields_for(require_all, cls.REQUIRED, cls.DEFAULTED))
         statement = text(data["statement"], f"{path}.statement", max_chars=TEXT_MAX_CHARS)
         return cls(
             id=text(data["id"], f"{path}.id", max_chars=ID_MAX_CHARS)
@@ -176,10 +182,12 @@ class OpenQuestion:
     question: str
     priority: str = "medium"
     blocked_on: list[str] = field(default_factory=list)
+    REQUIRED: ClassVar[tuple[str, ...]] = ("question", "priority")
+    DEFAULTED: ClassVar[tuple[str, ...]] = ("id", "blocked_on")
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "$", require_all: bool = False) -> OpenQuestion:
-        data = obj(data, path, **fields_for(require_all, ("question", "priority"), ("id", "blocked_on")))
+        data = obj(data, path, **fields_for(require_all, cls.REQUIRED, cls.DEFAULTED))
         question = text(data["question"], f"{path}.question", max_chars=TEXT_MAX_CHARS)
         return cls(
             id=text(data["id"], f"{path}.id", max_chars=ID_MAX_CHARS)
@@ -204,11 +212,13 @@ class Affordances:
     recommended_entry_points: list[str] = field(default_factory=list)
     avoid_repeating: list[str] = field(default_factory=list)
     invariants: list[str] | None = None
+    REQUIRED: ClassVar[tuple[str, ...]] = ()
+    DEFAULTED: ClassVar[tuple[str, ...]] = ("recommended_entry_points", "avoid_repeating", "invariants")
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "$", require_all: bool = False) -> Affordances:
-        names = ("recommended_entry_points", "avoid_repeating", "invariants")
-        data = obj(data, path, **fields_for(require_all, (), names))
+        names = cls.DEFAULTED
+        data = obj(data, path, **fields_for(require_all, cls.REQUIRED, cls.DEFAULTED))
         invariants = data.get("invariants")
         return cls(
             recommended_entry_points=text_list(
@@ -230,10 +240,12 @@ class Affordances:
 class Summary:
     high_level: str
     subsystems: list[Subsystem] = field(default_factory=list)
+    REQUIRED: ClassVar[tuple[str, ...]] = ("high_level",)
+    DEFAULTED: ClassVar[tuple[str, ...]] = ("subsystems",)
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "$", require_all: bool = False) -> Summary:
-        data = obj(data, path, **fields_for(require_all, ("high_level",), ("subsystems",)))
+        data = obj(data, path, **fields_for(require_all, cls.REQUIRED, cls.DEFAULTED))
         return cls(
             high_level=text(data["high_level"], f"{path}.high_level", max_chars=HIGH_LEVEL_MAX_CHARS),
             subsystems=items_of(

@@ -75,7 +75,26 @@ def _object(properties: dict[str, Any], required: list[str], description: str = 
     return schema
 
 
-SCOPE_SCHEMA = _CONTENT["scope"]
+def _as_accepted(strict: dict[str, Any], parser: Any, nested: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A response schema (an object, or an array of them) relaxed to what its input parser accepts: only the
+    parser's `REQUIRED` fields are required, the others default. `nested` maps a property to its parser."""
+    relaxed = copy.deepcopy(strict)
+    target = relaxed["items"] if relaxed.get("type") == "array" else relaxed
+    target.pop("required", None)
+    if parser.REQUIRED:
+        target["required"] = list(parser.REQUIRED)
+    for name, child_parser in (nested or {}).items():
+        target["properties"][name] = _as_accepted(target["properties"][name], child_parser)
+    return relaxed
+
+
+SCOPE_SCHEMA = _as_accepted(_CONTENT["scope"], schema.MedallionScope)
+_ACCEPTED_CONTENT = {
+    "summary": _as_accepted(_CONTENT["summary"], schema.Summary, {"subsystems": schema.Subsystem}),
+    "decisions": _as_accepted(_CONTENT["decisions"], schema.Decision),
+    "open_questions": _as_accepted(_CONTENT["open_questions"], schema.OpenQuestion),
+    "affordances": _as_accepted(_CONTENT["affordances"], schema.Affordances),
+}
 EVIDENCE_SCHEMA = _object(
     {
         "session_summary": {"type": "string", "minLength": 1, "description": "What happened (not empty)."},
@@ -90,7 +109,7 @@ MEDALLION_CREATE_SCHEMA = _object(
     {
         "meta": _object(_WRITABLE_META, [], "Only these keys: the server sets id, version, times, status."),
         "scope": SCOPE_SCHEMA,
-        **{name: _CONTENT[name] for name in schema.CONTENT_FIELDS},
+        **_ACCEPTED_CONTENT,
     },
     ["scope", "summary"],
     "An agent-written medallion. Decision and question ids may be omitted (stable ids are derived).",
@@ -106,7 +125,7 @@ MEDALLION_PATCH_SCHEMA = _object(
             },
             [],
         ),
-        **{name: _CONTENT[name] for name in schema.CONTENT_FIELDS},
+        **_ACCEPTED_CONTENT,
     },
     [],
     "Only the keys sent change; each change is a new version.",
