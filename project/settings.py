@@ -55,11 +55,12 @@ MIDDLEWARE = [
     # Static files (dashboard CSS/JS, the offline API docs) straight from gunicorn: no proxy needed.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "checkpoints.api.middleware.ApiGuardMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # The browser's middleware, skipped for /api/ (API requests carry a key, no session or cookies).
+    "checkpoints.api.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "checkpoints.api.middleware.AuthenticationMiddleware",
+    "checkpoints.api.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
@@ -91,9 +92,11 @@ if DATABASE_URL:
         # process restart (the first request after the restart gets a fresh connection).
         DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=60))
         DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
-        DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
-            "connect_timeout", env.int("DB_CONNECT_TIMEOUT", default=5)
-        )
+        options = DATABASES["default"].setdefault("OPTIONS", {})
+        options.setdefault("connect_timeout", env.int("DB_CONNECT_TIMEOUT", default=5))
+        # Prepared statements only where asked for (the hot paths' static SQL, checkpoints.services.hot_sql):
+        # Django's default (None) switches them off altogether; the ORM's own queries are never prepared.
+        options.setdefault("prepare_threshold", 2**31 - 1)
 else:
     DATABASES = {
         "default": {
@@ -186,6 +189,9 @@ CAIRN_MAX_TTL_SECONDS = env.int("CAIRN_MAX_TTL_SECONDS", default=10 * 365 * 24 *
 
 # --- REST framework ---------------------------------------------------------------------------------------
 CAIRN_THROTTLE_RATE = env.str("CAIRN_THROTTLE_RATE", default="6000/min")
+# How long a process trusts a remembered API key without reloading it. Changes made through Cairn apply at
+# once on every process; this bounds changes written around it (raw SQL). README: "Authentication".
+CAIRN_API_KEY_CACHE_SECONDS = env.float("CAIRN_API_KEY_CACHE_SECONDS", default=30.0)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["checkpoints.api.auth.ApiKeyAuthentication"],

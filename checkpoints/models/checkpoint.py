@@ -31,7 +31,8 @@ class CheckpointQuerySet(models.QuerySet["Checkpoint"]):
     def live(self, now: datetime | None = None) -> CheckpointQuerySet:
         """Checkpoints readable right now: not a tombstone and not past expires_at (unless pinned).
 
-        Expiry takes effect at read time, the moment it passes, whether or not a sweep has run.
+        Expiry takes effect at read time, the moment it passes, whether or not a sweep has run. The hot
+        statements use the same rule in SQL (`checkpoints.services.hot_sql.LIVE`).
         """
         now = now or timezone.now()
         return self.filter(expired_at__isnull=True).filter(
@@ -74,8 +75,10 @@ class Checkpoint(models.Model):
         AUTOGEN = "autogen"
         CUSTOM = "custom"
 
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
-    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="checkpoints")
+    # No single-column indexes on the two foreign keys: each leads composite indexes below (ws_*, the
+    # unique id, the timelines), and a planner short of statistics would pick the bare column over them.
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+", db_index=False)
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="checkpoints", db_index=False)
     namespace = models.CharField(max_length=255, blank=True, default="")
     checkpoint_id = models.CharField(max_length=128)
     # The parent's checkpoint_id in the same thread and namespace (hashed, so it is a string, not a FK:
@@ -169,7 +172,10 @@ class Checkpoint(models.Model):
 class PendingWrite(models.Model):
     """A LangGraph pending write. Keyed by checkpoint id: the checkpoint row may not exist yet."""
 
-    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="pending_writes")
+    # Indexed as the first column of pending_write_unique.
+    thread = models.ForeignKey(
+        Thread, on_delete=models.CASCADE, related_name="pending_writes", db_index=False
+    )
     namespace = models.CharField(max_length=255, blank=True, default="")
     checkpoint_id = models.CharField(max_length=128)
     task_id = models.CharField(max_length=255)

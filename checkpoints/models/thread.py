@@ -81,7 +81,8 @@ class ThreadQuerySet(models.QuerySet["Thread"]):
 class Thread(models.Model):
     """Groups an agent's checkpoints and messages. `thread_id` is the public id, unique per workspace."""
 
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="threads")
+    # Indexed as the first column of thread_unique_id and the thread_ws_* indexes.
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="threads", db_index=False)
     thread_id = models.CharField(max_length=128)
     user_id = models.CharField(max_length=255, blank=True, default="", help_text="The end user; free string.")
     name = models.CharField(max_length=255, blank=True, default="")
@@ -154,7 +155,8 @@ class Message(models.Model):
         ASSISTANT = "assistant"
         TOOL = "tool"
 
-    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="messages")
+    # Indexed as the first column of message_unique_seq and message_unique_id.
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="messages", db_index=False)
     seq = models.BigIntegerField()
     message_id = models.CharField(max_length=128)
     role = models.CharField(max_length=16, choices=Role.choices)

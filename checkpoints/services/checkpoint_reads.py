@@ -14,14 +14,19 @@ from django.utils import timezone
 from checkpoints.exceptions import AmbiguousId, ChecksumMismatch, Gone, NotFound, ValidationFailed
 from checkpoints.integrity import record_checksum_from_parts
 from checkpoints.models import Checkpoint, PendingWrite, Thread, Workspace
+from checkpoints.services import hot_sql
 
 
 def thread_get(*, workspace: Workspace, thread_id: str, user_id: str | None = None) -> Thread:
     """The workspace's thread with this public id; another workspace's thread is NotFound, as if missing.
     With `user_id`, so is another end user's thread."""
-    thread = Thread.objects.for_workspace(workspace).for_user(user_id).filter(thread_id=thread_id).first()
-    if thread is None:
+    with hot_sql.cursor() as cursor:
+        cursor.execute(hot_sql.THREAD_BY_ID, {"workspace": workspace.pk, "thread_id": thread_id})
+        row = cursor.fetchone()
+    thread = hot_sql.load(Thread, row) if row is not None else None
+    if thread is None or (user_id is not None and thread.user_id != user_id):
         raise NotFound(f"Thread {thread_id!r} not found.")
+    thread.workspace = workspace
     return thread
 
 
@@ -118,16 +123,23 @@ def checkpoint_get(
     """A checkpoint of a thread by public id. Without a namespace the id must be unique in the thread
     (AmbiguousId otherwise). With `user_id`, another end user's thread is NotFound. Tombstones and expired
     checkpoints are returned too: callers decide."""
-    queryset = (
-        Checkpoint.objects.in_thread(workspace, thread_id)
-        .select_related("thread")
-        .filter(checkpoint_id=checkpoint_id)
+    sql = hot_sql.CHECKPOINT_IN_THREAD if namespace is None else hot_sql.CHECKPOINT_IN_NAMESPACE
+    params = {
+        "workspace": workspace.pk,
+        "thread_id": thread_id,
+        "checkpoint_id": checkpoint_id,
+        "namespace": namespace,
+    }
+    with hot_sql.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    candidates = sorted(
+        (hot_sql.load_checkpoint_with_thread(row, workspace) for row in rows), key=lambda c: c.pk
     )
-    if namespace is not None:
-        queryset = queryset.filter(namespace=namespace)
     if user_id is not None:
-        queryset = queryset.filter(thread__user_id=user_id)
-    return _pick_one(list(queryset.order_by("id")[:10]), repr(checkpoint_id))
+        # One thread holds every candidate (its public id is fixed): its user decides for all of them.
+        candidates = [c for c in candidates if c.thread.user_id == user_id]
+    return _pick_one(candidates, repr(checkpoint_id))
 
 
 def checkpoint_get_by_id(*, workspace: Workspace, checkpoint_id: str) -> Checkpoint:

@@ -1,9 +1,10 @@
 """Saving a checkpoint: canonical encoding, parent and step defaults, If-Match, client checksums and the
 idempotent retry. `checkpoints.services.checkpoints` re-exports everything here.
 
-Every save locks the thread row first (`thread_lock_or_create`), so "parent defaults to the head" and
-`If-Match` are decided against a head that cannot move underneath them, and two saves of one new id cannot
-both insert.
+Every save locks the thread row first, in the one query that also reads the head (`save_context`), so
+"parent defaults to the head" and `If-Match` are decided against a head that cannot move underneath them,
+and two saves of one new id cannot both insert. Then one statement inserts and touches the thread
+(`hot_sql.insert_checkpoint`).
 """
 
 from __future__ import annotations
@@ -15,16 +16,17 @@ from enum import Enum
 from typing import Any, Final
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
-from checkpoints.exceptions import Conflict, Gone, PreconditionFailed, ValidationFailed
+from checkpoints.exceptions import Conflict, Gone, NotFound, PreconditionFailed, ValidationFailed
 from checkpoints.ids import new_id
 from checkpoints.integrity import CanonicalEncodingError, canonical_json
 from checkpoints.models import Checkpoint, Thread, Workspace
-from checkpoints.services.checkpoint_reads import checkpoint_compute_checksum, checkpoint_head
+from checkpoints.services import hot_sql
+from checkpoints.services.checkpoint_reads import checkpoint_compute_checksum
 from checkpoints.services.state_cache import head_cache_put_on_commit
-from checkpoints.services.threads_base import thread_lock_or_create, thread_touch
+from checkpoints.services.threads_base import thread_create, thread_touch_values
 
 
 class Unset(Enum):
@@ -175,52 +177,49 @@ def save_encoded(
     now = timezone.now()
     if created_at is not None and created_at > now + timedelta(seconds=settings.CAIRN_MAX_CLOCK_SKEW_SECONDS):
         raise _invalid("created_at", "Later than the server clock allows.")
-    thread = thread_lock_or_create(workspace=workspace, thread_id=thread_id, now=now, user_id=user_id)
+    # The head is only needed to default the parent or to check If-Match.
+    context = save_context(
+        workspace=workspace,
+        thread_id=thread_id,
+        namespace=namespace,
+        now=now,
+        user_id=user_id,
+        want_head=parent_id is UNSET or expected_head is not UNSET,
+        parent_id=parent_id if isinstance(parent_id, str) else None,
+        checkpoint_id=checkpoint_id,
+    )
+    thread = context.thread
+    if context.existing_pk is not None:
+        existing = Checkpoint.objects.get(pk=context.existing_pk)
+        existing.thread = thread
+        sent: dict[str, Any] = {
+            "agent_id": agent_id,
+            "framework": framework,
+            "schema_version": schema_version,
+            "step_name": step_name,
+            "run_id": run_id,
+            "handoff_target": handoff_target,
+            "handoff_from": handoff_from,
+        }
+        if parent_id is not UNSET:
+            sent["parent_checkpoint_id"] = parent_id
+        if step_index is not None:
+            sent["step_index"] = step_index
+        if created_at is not None:
+            sent["created_at"] = created_at
+        _ensure_same_checkpoint(existing, sent, payloads, checksum, now)
+        return SaveResult(existing, created=False)
 
-    known: dict[str, Checkpoint] | None = None
-    if checkpoint_id is not None:
-        # One query finds both the id's existing row (an idempotent retry) and the named parent: SDK and
-        # LangGraph saves name both, so this is their hot path. Payloads stay in the database unless the
-        # retry has to be compared.
-        wanted = {checkpoint_id} | ({parent_id} if isinstance(parent_id, str) else set())
-        rows = Checkpoint.objects.filter(thread=thread, namespace=namespace, checkpoint_id__in=wanted)
-        known = {row.checkpoint_id: row for row in rows.without_payload()}
-        existing = known.get(checkpoint_id)
-        if existing is not None:
-            existing.refresh_from_db(fields=["state", "context", "metadata"])
-            existing.thread = thread
-            sent: dict[str, Any] = {
-                "agent_id": agent_id,
-                "framework": framework,
-                "schema_version": schema_version,
-                "step_name": step_name,
-                "run_id": run_id,
-                "handoff_target": handoff_target,
-                "handoff_from": handoff_from,
-            }
-            if parent_id is not UNSET:
-                sent["parent_checkpoint_id"] = parent_id
-            if step_index is not None:
-                sent["step_index"] = step_index
-            if created_at is not None:
-                sent["created_at"] = created_at
-            _ensure_same_checkpoint(existing, sent, payloads, checksum, now)
-            return SaveResult(existing, created=False)
-
-    # The head is only needed to default the parent or to check If-Match: skip the query otherwise.
-    head = None
-    if parent_id is UNSET or expected_head is not UNSET:
-        head = checkpoint_head(thread=thread, namespace=namespace, now=now, with_payload=False)
     if expected_head is not UNSET:
-        head_id = head.checkpoint_id if head else None
+        head_id = context.head_id
         if not (head_id is not None if expected_head == "*" else expected_head == head_id):
             raise PreconditionFailed(
                 "The head moved: it is not the checkpoint named in If-Match.",
                 {"expected": expected_head, "head": head_id, "namespace": namespace},
             )
-    parent = _parent(thread=thread, namespace=namespace, parent_id=parent_id, head=head, known=known)
+    parent = _parent(context, namespace=namespace, parent_id=parent_id)
     if step_index is None:
-        step_index = parent.step_index + 1 if parent else 0
+        step_index = parent[1] + 1 if parent else 0
     if ttl_seconds is UNSET:
         ttl_seconds = workspace.default_ttl_seconds
 
@@ -229,7 +228,7 @@ def save_encoded(
         thread=thread,
         namespace=namespace,
         checkpoint_id=checkpoint_id or new_id(),
-        parent_checkpoint_id=parent.checkpoint_id if parent else None,
+        parent_checkpoint_id=parent[0] if parent else None,
         agent_id=agent_id,
         framework=framework,
         schema_version=schema_version,
@@ -256,40 +255,82 @@ def save_encoded(
             received=checksum,
             computed=checkpoint.checksum,
         )
-    checkpoint.save(force_insert=True)
-    thread_touch(thread, now=now, head_moved=True)
+    thread_touch_values(thread, now=now, head_moved=True)
+    checkpoint.pk = hot_sql.insert_checkpoint(
+        checkpoint, thread_touched=(thread.updated_at, thread.expires_at)
+    )
+    checkpoint._state.adding = False
     head_cache_put_on_commit(thread, namespace, checkpoint)
     return SaveResult(checkpoint, created=True)
 
 
-def _parent(
+@dataclass(frozen=True)
+class SaveContext:
+    thread: Thread
+    head_id: str | None
+    head_step: int | None
+    parent_step: int | None
+    existing_pk: int | None
+    existing_live: bool | None  # whether the id's existing row is readable now (None: no such row)
+
+
+def save_context(
     *,
-    thread: Thread,
+    workspace: Workspace,
+    thread_id: str,
     namespace: str,
-    parent_id: str | Unset | None,
-    head: Checkpoint | None,
-    known: dict[str, Checkpoint] | None,
-) -> Checkpoint | None:
-    """The parent: the head when omitted, none when null, else the named checkpoint, which must exist in
-    this thread and namespace (a tombstone is fine: lineage keeps tombstones). `known` holds the rows
-    already looked up by checkpoint_id in this thread and namespace (None: nothing was looked up)."""
+    now: datetime,
+    user_id: str | None,
+    want_head: bool,
+    parent_id: str | None,
+    checkpoint_id: str | None,
+) -> SaveContext:
+    """One query, taking the thread's row lock: the thread (created if missing), the namespace's head, the
+    named parent's step and the id's existing row (is it readable?). Read again if the lock was waited for
+    (see hot_sql). Every write under a thread starts here (saves and pending writes)."""
+    params = {
+        "workspace": workspace.pk,
+        "thread_id": thread_id,
+        "namespace": namespace,
+        "now": hot_sql.adapt_datetime(now),
+        "want_head": want_head,
+        "parent_id": parent_id,
+        "checkpoint_id": checkpoint_id,
+    }
+    sql = hot_sql.save_context_sql(connection.vendor)
+    with hot_sql.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+        if row is None:
+            thread_create(workspace=workspace, thread_id=thread_id, now=now, user_id=user_id)
+            cursor.execute(sql, params)
+            row = cursor.fetchone()
+        if not row[-1]:  # waited for the lock: read again in a snapshot taken while holding it
+            cursor.execute(sql, params)
+            row = cursor.fetchone()
+    width = hot_sql.width(Thread)
+    thread = hot_sql.load(Thread, row[:width])
+    thread.workspace = workspace
+    if user_id is not None and thread.user_id != user_id:
+        raise NotFound(f"Thread {thread_id!r} not found.")
+    head_id, head_step, parent_step, existing_pk, existing_live, _fresh = row[width:]
+    live = None if existing_live is None else bool(existing_live)
+    return SaveContext(thread, head_id, head_step, parent_step, existing_pk, live)
+
+
+def _parent(context: SaveContext, *, namespace: str, parent_id: str | Unset | None) -> tuple[str, int] | None:
+    """The parent's (checkpoint_id, step_index): the head when omitted, none when null, else the named
+    checkpoint, which must exist in this thread and namespace (a tombstone is fine: lineage keeps
+    tombstones)."""
     if parent_id is UNSET:
-        return head
+        if context.head_id is None or context.head_step is None:
+            return None
+        return context.head_id, context.head_step
     if parent_id is None:
         return None
-    if head is not None and head.checkpoint_id == parent_id:
-        return head
-    if known is not None:
-        parent = known.get(parent_id)
-    else:
-        parent = (
-            Checkpoint.objects.filter(thread=thread, namespace=namespace, checkpoint_id=parent_id)
-            .without_payload()
-            .first()
-        )
-    if parent is None:
+    if context.parent_step is None:
         raise _invalid("parent_id", f"No checkpoint {parent_id!r} in namespace {namespace!r} of this thread.")
-    return parent
+    return parent_id, context.parent_step
 
 
 def _ensure_same_checkpoint(

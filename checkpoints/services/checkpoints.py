@@ -16,12 +16,13 @@ from django.utils import timezone
 
 from checkpoints.exceptions import Conflict, Gone
 from checkpoints.models import Checkpoint, PendingWrite, Thread, Workspace
+from checkpoints.services import hot_sql
 from checkpoints.services.audit import Actor, audit_record
 from checkpoints.services.checkpoint_reads import (
     checkpoint_compute_checksum,
     checkpoint_verify,
     ensure_intact,
-    pending_writes_ensure_target_readable,
+    ensure_readable,
     pending_writes_for,
 )
 from checkpoints.services.checkpoint_save import (
@@ -32,9 +33,10 @@ from checkpoints.services.checkpoint_save import (
     checkpoint_save,
     encode_document,
     encode_payloads,
+    save_context,
     save_encoded,
 )
-from checkpoints.services.threads_base import thread_lock_or_create, thread_touch
+from checkpoints.services.threads_base import thread_touch, thread_touch_values
 
 __all__ = [
     "UNSET",
@@ -237,10 +239,19 @@ def pending_writes_put(
     several writes at one ordinary idx and the last at one special idx win.
     """
     now = timezone.now()
-    thread = thread_lock_or_create(workspace=workspace, thread_id=thread_id, now=now, user_id=user_id)
-    pending_writes_ensure_target_readable(
-        thread=thread, namespace=namespace, checkpoint_id=checkpoint_id, now=now
+    context = save_context(
+        workspace=workspace,
+        thread_id=thread_id,
+        namespace=namespace,
+        now=now,
+        user_id=user_id,
+        want_head=False,
+        parent_id=None,
+        checkpoint_id=checkpoint_id,
     )
+    thread = context.thread
+    if context.existing_pk is not None and not context.existing_live:
+        ensure_readable(Checkpoint.objects.get(pk=context.existing_pk), now)  # Gone, with its expiry
     by_idx: dict[int, PendingWrite] = {}
     for position, write in enumerate(writes):
         idx = write["idx"] if write.get("idx") is not None else position
@@ -258,6 +269,10 @@ def pending_writes_put(
             value=encode_document(f"writes[{position}].value", write["value"]),
             created_at=now,
         )
+    touched = thread_touch_values(thread, now=now)
+    stored = hot_sql.pending_writes_put(list(by_idx.values()), thread_touched=(now, thread.expires_at))
+    if stored is not None:
+        return sorted(stored, key=lambda w: (w.task_path, w.task_id, w.idx))
     special = [row for row in by_idx.values() if row.idx < 0]
     ordinary = [row for row in by_idx.values() if row.idx >= 0]
     if special:
@@ -269,7 +284,7 @@ def pending_writes_put(
         )
     if ordinary:
         PendingWrite.objects.bulk_create(ordinary, ignore_conflicts=True)
-    thread_touch(thread, now=now)
+    Thread.objects.filter(pk=thread.pk).update(**touched)
     return pending_writes_for(
         thread=thread, namespace=namespace, checkpoint_id=checkpoint_id, task_id=task_id
     )

@@ -27,9 +27,10 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from checkpoints.exceptions import Conflict, PreconditionFailed, ValidationFailed
+from checkpoints.exceptions import Conflict, NotFound, PreconditionFailed, ValidationFailed
 from checkpoints.models import Checkpoint, PendingWrite, Thread, Workspace
 from checkpoints.services.audit import Actor, audit_record
+from checkpoints.services.checkpoint_reads import checkpoint_get
 from checkpoints.services.checkpoints import SaveResult, checkpoint_save, checkpoints_tombstone
 
 FRAMEWORK = Checkpoint.Framework.LANGGRAPH
@@ -47,13 +48,13 @@ def _inherited_values(
     PreconditionFailed (the SDK then sends the whole state) when the base is gone, not a LangGraph
     checkpoint, or holds another version of a channel.
     """
-    base = (
-        Checkpoint.objects.in_thread(workspace, thread_id)
-        .filter(namespace=namespace, checkpoint_id=base_id)
-        .live()
-        .first()
-    )
-    stored = base.decoded("state") if base is not None else None
+    try:
+        base: Checkpoint | None = checkpoint_get(
+            workspace=workspace, thread_id=thread_id, checkpoint_id=base_id, namespace=namespace
+        )
+    except NotFound:
+        base = None
+    stored = base.decoded("state") if base is not None and base.is_readable() else None
     if not isinstance(stored, dict) or not isinstance(stored.get("channel_values"), dict):
         raise PreconditionFailed(
             "The base checkpoint is gone or holds no channel values; send every value.",

@@ -225,9 +225,9 @@ def test_detail_and_revisions_pin_their_queries(api: ApiClient, django_assert_nu
     url = f"{URL}{create(api)['meta']['medallion_id']}/"
     for status in ("stale", "active", "superseded"):
         api.patch(url, {"status": status})
-    with django_assert_num_queries(2):  # the key, the medallion (source thread joined)
+    with django_assert_num_queries(1):  # the medallion (source thread joined); the key is remembered
         api.get(url)
-    with django_assert_num_queries(3):  # the key, the medallion, the page of revisions (jobs joined)
+    with django_assert_num_queries(2):  # the medallion, the page of revisions (jobs joined)
         response = api.get(f"{url}revisions/", {"limit": 2})
     assert [r["version"] for r in response.json()["results"]] == [4, 3]
     rest = api.get(response.json()["next"]).json()

@@ -36,7 +36,7 @@ def error(response: Any) -> dict[str, Any]:
 
 def test_it_shows_the_policy_to_any_key(read_api: ApiClient, django_assert_num_queries: Any) -> None:
     read_api.get(POLICY)
-    with django_assert_num_queries(1):  # the key with its workspace: the policy lives on the workspace
+    with django_assert_num_queries(0):  # the key and its workspace are remembered: the policy lives there
         response = read_api.get(POLICY)
     assert response.status_code == 200
     assert response.json() == DEFAULT_POLICY

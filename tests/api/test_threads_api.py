@@ -159,8 +159,8 @@ def test_it_pins_the_query_count_of_the_list(api: ApiClient, django_assert_num_q
         api.post(URL, {"thread_id": f"t{n}", "tags": ["x"]})
     make_checkpoint(api.workspace, "t0")
     api.post(f"{URL}t0/fork/", {"thread_id": "fork"})
-    api.get(URL)  # warm the key's last_used_at write
-    with django_assert_num_queries(2):  # the API key, then one query for the page (fork sources joined)
+    api.get(URL)  # warm the key (remembered, last_used_at written)
+    with django_assert_num_queries(1):  # one query for the page (fork sources joined); the key is remembered
         response = api.get(URL, {"tag": "x", "limit": "10"})
     assert len(response.json()["results"]) == 4  # the fork inherits its source's tags
     listed = api.get(URL).json()["results"]
@@ -184,7 +184,7 @@ def test_it_shows_stats_on_the_detail_in_one_query(api: ApiClient, django_assert
     )
     messages_append(workspace=workspace, thread_id="t1", messages=[{"role": "user", "content": "hi"}] * 3)
     api.get(f"{URL}t1/")
-    with django_assert_num_queries(2):  # the API key, then the thread with every stat as a subquery
+    with django_assert_num_queries(1):  # the thread with every stat as a subquery (the key is remembered)
         body = api.get(f"{URL}t1/").json()
     storage = api.get(f"{URL}t1/storage/").json()
     assert body["message_count"] == 3

@@ -74,7 +74,7 @@ def test_it_serves_a_warm_head_from_the_cache(
 ) -> None:
     save(api, "c1")
     warm(api)
-    with django_assert_num_queries(2):  # the API key and the thread row; no checkpoint query
+    with django_assert_num_queries(1):  # the thread row; no checkpoint query (the key is remembered)
         assert head(api) == "c1"
 
 

@@ -1,0 +1,252 @@
+"""The statements agents run on every step, as static SQL: written once, for PostgreSQL and SQLite, and on
+PostgreSQL bound server-side and prepared (parsed and planned once per connection).
+
+The ORM stays the way to everything else; here it only lends its definitions: column lists come from the
+models' fields, values are adapted and rows converted with Django's own per-field code, and rows come back
+as model instances. The decisions (parent defaults, If-Match, retries, user scope, expiry) stay in the
+services; this module only fetches and stores. See docs/architecture.md, "The hot path".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import cache
+from typing import Any, TypeVar
+
+from django.db import connection, models
+
+from checkpoints.models import Checkpoint, PendingWrite, Thread
+
+M = TypeVar("M", bound=models.Model)
+
+CHECKPOINT = Checkpoint._meta.db_table
+THREAD = Thread._meta.db_table
+PENDING_WRITE = PendingWrite._meta.db_table
+
+
+def _fields(model: type[models.Model], *, with_pk: bool = True) -> list[models.Field[Any, Any]]:
+    return [f for f in model._meta.concrete_fields if with_pk or not f.primary_key]
+
+
+def _column(field: models.Field[Any, Any]) -> str:
+    assert field.column is not None  # concrete fields have a column
+    return field.column
+
+
+def _columns(model: type[models.Model], alias: str) -> str:
+    return ", ".join(f"{alias}.{_column(f)}" for f in _fields(model))
+
+
+# The rule of CheckpointQuerySet.live() for the row aliased `c`: not a tombstone, not past its expiry.
+LIVE = "c.expired_at IS NULL AND (c.pinned OR c.expires_at IS NULL OR c.expires_at > %(now)s)"
+
+# What a save needs to know, read under the thread's row lock: the thread, the namespace's head (when
+# wanted), the named parent's step (tombstones count: lineage keeps them) and whether the id is taken.
+_HEAD = (
+    f"FROM {CHECKPOINT} c WHERE %(want_head)s AND c.thread_id = t.id AND c.namespace = %(namespace)s "
+    f"AND {LIVE} ORDER BY c.id DESC LIMIT 1"
+)
+_NAMED = f"FROM {CHECKPOINT} c WHERE c.thread_id = t.id AND c.namespace = %(namespace)s AND c.checkpoint_id"
+# On PostgreSQL, a `SELECT ... FOR UPDATE` that waited for the lock returns the newest thread row but reads
+# its subqueries in the snapshot taken before the wait. `fresh` says whether the two agree (the row the
+# snapshot sees is the row locked); when not, the caller reads again, now holding the lock.
+_FRESH = {"postgresql": f"t.xmin = (SELECT s.xmin FROM {THREAD} s WHERE s.id = t.id)", "sqlite": "1 = 1"}  # nosec B608 # table and column names from the models; every value is bound
+
+
+@cache
+def save_context_sql(vendor: str) -> str:
+    sql = (
+        f"SELECT {_columns(Thread, 't')}, "  # nosec B608 # table and column names from the models; every value is bound
+        f"(SELECT c.checkpoint_id {_HEAD}), (SELECT c.step_index {_HEAD}), "
+        f"(SELECT c.step_index {_NAMED} = %(parent_id)s), (SELECT c.id {_NAMED} = %(checkpoint_id)s), "
+        f"(SELECT {LIVE} {_NAMED} = %(checkpoint_id)s), "
+        f"{_FRESH[vendor]} "
+        f"FROM {THREAD} t WHERE t.workspace_id = %(workspace)s AND t.thread_id = %(thread_id)s"
+    )
+    return f"{sql} FOR UPDATE OF t" if vendor == "postgresql" else sql
+
+
+_INSERT_FIELDS = _fields(Checkpoint, with_pk=False)
+_INSERT = (
+    f"INSERT INTO {CHECKPOINT} ({', '.join(_column(f) for f in _INSERT_FIELDS)}) "  # nosec B608 # table and column names from the models; every value is bound
+    f"VALUES ({', '.join(['%s'] * len(_INSERT_FIELDS))}) RETURNING id"
+)
+_TOUCH = (
+    f"UPDATE {THREAD} SET updated_at = %s, expires_at = %s, state_version = state_version + 1 WHERE id = %s"  # nosec B608 # table and column names from the models; every value is bound
+)
+_INSERT_AND_TOUCH = f"WITH saved AS ({_INSERT}) {_TOUCH} RETURNING (SELECT id FROM saved)"  # nosec B608 # names from the models; values bound
+
+# A thread by its public id (every thread-scoped read starts here).
+THREAD_BY_ID = (
+    f"SELECT {_columns(Thread, 't')} FROM {THREAD} t "  # nosec B608 # names from the models; values bound
+    "WHERE t.workspace_id = %(workspace)s AND t.thread_id = %(thread_id)s"
+)
+
+# A checkpoint of a thread by public ids, with its thread: restore, and every checkpoint sub-resource.
+_CHECKPOINT_IN_THREAD = (
+    f"SELECT {_columns(Checkpoint, 'c')}, {_columns(Thread, 't')} "  # nosec B608 # table and column names from the models; every value is bound
+    f"FROM {CHECKPOINT} c JOIN {THREAD} t ON t.id = c.thread_id "
+    "WHERE t.workspace_id = %(workspace)s AND c.workspace_id = %(workspace)s AND t.thread_id = %(thread_id)s "
+    "AND c.checkpoint_id = %(checkpoint_id)s"
+)
+# No ORDER BY: with one, a planner short of statistics (a young table) may walk a timeline index backwards to
+# satisfy it; the few candidates (one per namespace holding the id) are ordered by the caller.
+CHECKPOINT_IN_THREAD = f"{_CHECKPOINT_IN_THREAD} LIMIT 10"
+CHECKPOINT_IN_NAMESPACE = f"{_CHECKPOINT_IN_THREAD} AND c.namespace = %(namespace)s LIMIT 10"
+
+
+def _postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def cursor() -> Any:
+    """A cursor for these statements. On PostgreSQL it binds parameters server-side and prepares every
+    statement (Django's own cursors interpolate on the client and never prepare); it is wrapped like any
+    Django cursor, so it counts in tests and maps errors the same way. While queries are logged (DEBUG,
+    tests capturing queries) Django's own cursor runs them, so the log shows each one whole, ready to
+    EXPLAIN."""
+    if not _postgres() or connection.queries_logged:
+        return connection.cursor()
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    with connection.wrap_database_errors:
+        raw = _prepared_cursor_class()(connection.connection)
+        # Django's own wrapping of a new cursor (private: BaseDatabaseWrapper._cursor does the same).
+        return connection._prepare_cursor(raw)  # type: ignore[attr-defined]
+
+
+@cache
+def _prepared_cursor_class() -> type:
+    from django.db.backends.postgresql.base import ServerBindingCursor
+
+    class PreparedCursor(ServerBindingCursor):
+        def execute(
+            self, query: Any, params: Any = None, *, prepare: bool | None = True, **kwargs: Any
+        ) -> Any:
+            return super().execute(query, params, prepare=prepare, **kwargs)  # type: ignore[misc]
+
+    return PreparedCursor
+
+
+def adapt(value: Any, field: models.Field[Any, Any]) -> Any:
+    return field.get_db_prep_save(value, connection)
+
+
+def adapt_datetime(value: Any) -> Any:
+    return connection.ops.adapt_datetimefield_value(value)
+
+
+@cache
+def _converters(model: type[models.Model], vendor: str) -> list[tuple[str, Any, list[Callable[..., Any]]]]:
+    """Per field: its attname, column expression and Django's converters (backend's, then the field's)."""
+    table = model._meta.db_table
+    result = []
+    for field in _fields(model):
+        column = field.get_col(table)
+        result.append(
+            (
+                field.attname,
+                column,
+                connection.ops.get_db_converters(column) + field.get_db_converters(connection),
+            )
+        )
+    return result
+
+
+def load(model: type[M], values: Sequence[Any]) -> M:
+    """A model instance from a row that starts with the model's concrete fields in order (`_columns`)."""
+    names, converted = [], []
+    for (attname, column, converters), value in zip(
+        _converters(model, connection.vendor), values, strict=False
+    ):
+        for converter in converters:
+            value = converter(value, column, connection)
+        names.append(attname)
+        converted.append(value)
+    return model.from_db(connection.alias, names, converted)
+
+
+def width(model: type[models.Model]) -> int:
+    return len(_fields(model))
+
+
+def load_checkpoint_with_thread(row: Sequence[Any], workspace: Any) -> Checkpoint:
+    """A row of CHECKPOINT_IN_THREAD as a checkpoint whose thread (and its workspace) are in hand."""
+    split = width(Checkpoint)
+    checkpoint = load(Checkpoint, row[:split])
+    checkpoint.thread = load(Thread, row[split:])
+    checkpoint.thread.workspace = checkpoint.workspace = workspace
+    return checkpoint
+
+
+def insert_checkpoint(checkpoint: Checkpoint, *, thread_touched: tuple[Any, Any]) -> int:
+    """Insert the checkpoint and touch its thread (updated_at, expires_at, state_version + 1): one statement
+    on PostgreSQL, two on SQLite (no data-modifying CTEs). Returns the new primary key."""
+    values = [adapt(getattr(checkpoint, f.attname), f) for f in _INSERT_FIELDS]
+    updated_at, expires_at = thread_touched
+    touch = [adapt_datetime(updated_at), adapt_datetime(expires_at), checkpoint.thread_id]
+    with cursor() as c:
+        if _postgres():
+            c.execute(_INSERT_AND_TOUCH, [*values, *touch])
+            return int(c.fetchone()[0])
+        c.execute(_INSERT, values)
+        pk = int(c.fetchone()[0])
+        c.execute(_TOUCH, touch)
+        return pk
+
+
+# A task's pending writes, stored in one statement: ordinary writes (idx >= 0) kept as first written, special
+# ones (idx < 0) replacing the stored one, the thread touched; it answers with what is now stored for the
+# task (the rows it wrote, and the snapshot's rows it did not replace).
+_WRITE_COLUMNS = (
+    "thread_id, namespace, checkpoint_id, task_id, task_path, idx, channel, type, value, created_at"
+)
+_WRITE_KEY = "thread_id, namespace, checkpoint_id, task_id, idx"
+_INCOMING = (
+    "SELECT %(thread)s, %(namespace)s, %(checkpoint_id)s, %(task_id)s, %(task_path)s, w.idx, w.channel, "
+    "w.type, w.value, %(now)s FROM incoming w"
+)
+_PENDING_WRITES_PUT = (
+    "WITH incoming AS (SELECT * FROM unnest(%(idx)s::int[], %(channel)s::text[], %(type)s::text[], "  # nosec B608 # names from the models; values bound
+    "%(value)s::text[]) AS w(idx, channel, type, value)), "
+    f"ordinary AS (INSERT INTO {PENDING_WRITE} ({_WRITE_COLUMNS}) {_INCOMING} WHERE w.idx >= 0 "
+    f"ON CONFLICT ({_WRITE_KEY}) DO NOTHING RETURNING {_columns(PendingWrite, PENDING_WRITE)}), "
+    f"special AS (INSERT INTO {PENDING_WRITE} ({_WRITE_COLUMNS}) {_INCOMING} WHERE w.idx < 0 "
+    f"ON CONFLICT ({_WRITE_KEY}) DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, "
+    "value = EXCLUDED.value, task_path = EXCLUDED.task_path, created_at = EXCLUDED.created_at "
+    f"RETURNING {_columns(PendingWrite, PENDING_WRITE)}), "
+    f"touched AS (UPDATE {THREAD} SET updated_at = %(updated_at)s, expires_at = %(expires_at)s "
+    "WHERE id = %(thread)s) "
+    "SELECT * FROM ordinary UNION ALL SELECT * FROM special UNION ALL "
+    f"SELECT {_columns(PendingWrite, 'p')} FROM {PENDING_WRITE} p WHERE p.thread_id = %(thread)s "
+    "AND p.namespace = %(namespace)s AND p.checkpoint_id = %(checkpoint_id)s AND p.task_id = %(task_id)s "
+    "AND p.idx NOT IN (SELECT idx FROM special)"
+)
+
+
+def pending_writes_put(
+    rows: list[PendingWrite], *, thread_touched: tuple[Any, Any]
+) -> list[PendingWrite] | None:
+    """On PostgreSQL: store a task's writes (all of one thread, namespace, checkpoint and task) and touch
+    the thread in one statement; returns what is now stored for the task, unordered. Elsewhere: None (the
+    caller stores them through the ORM)."""
+    if not _postgres() or not rows:
+        return None
+    first = rows[0]
+    params = {
+        "thread": first.thread_id,
+        "namespace": first.namespace,
+        "checkpoint_id": first.checkpoint_id,
+        "task_id": first.task_id,
+        "task_path": first.task_path,
+        "now": first.created_at,
+        "idx": [row.idx for row in rows],
+        "channel": [row.channel for row in rows],
+        "type": [row.type for row in rows],
+        "value": [row.value for row in rows],
+        "updated_at": thread_touched[0],
+        "expires_at": thread_touched[1],
+    }
+    with cursor() as c:
+        c.execute(_PENDING_WRITES_PUT, params)
+        return [load(PendingWrite, row) for row in c.fetchall()]
