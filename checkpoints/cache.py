@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
+from django.core.cache import cache
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from redis.exceptions import RedisError
 
@@ -139,3 +140,14 @@ class ResilientRedisCache(RedisCache):
         except (RedisError, OSError) as exc:
             self._mark_down(exc)
             raise CacheUnavailable(str(exc)) from exc
+
+
+def count_hit(cache_key: str, timeout: int) -> int:
+    """One more hit in the fixed window `cache_key` (created with `timeout`); the count after it. One Redis
+    round trip (`ResilientRedisCache.incr_window`), or add + incr on other backends (local memory).
+    Raises CacheUnavailable when Redis is down, ValueError if the counter vanished between add and incr."""
+    incr_window = getattr(cache, "incr_window", None)
+    if incr_window is not None:
+        return int(incr_window(cache_key, timeout))
+    cache.add(cache_key, 0, timeout=timeout)
+    return cache.incr(cache_key)

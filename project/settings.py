@@ -62,6 +62,7 @@ MIDDLEWARE = [
     "checkpoints.api.middleware.AuthenticationMiddleware",
     "checkpoints.api.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "checkpoints.dashboard.middleware.ContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "project.urls"
@@ -177,21 +178,35 @@ SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# The dashboard has no inline scripts or styles and loads nothing from elsewhere; SVG charts are inline markup.
+CAIRN_DASHBOARD_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; "
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
 
 # --- Request limits (SPEC section 5) ----------------------------------------------------------------------
 CAIRN_MAX_BODY_BYTES = env.int("CAIRN_MAX_BODY_BYTES", default=32 * 1024 * 1024)
 CAIRN_MAX_JSON_DEPTH = env.int("CAIRN_MAX_JSON_DEPTH", default=128)
+# The web worker (project/gunicorn_worker.py) answers 408 to a request not received in full within this.
+CAIRN_REQUEST_READ_TIMEOUT_SECONDS = env.float("CAIRN_REQUEST_READ_TIMEOUT_SECONDS", default=60.0)
 # Django's own guard must not fire before ours (ours answers with the 413 envelope).
 DATA_UPLOAD_MAX_MEMORY_SIZE = CAIRN_MAX_BODY_BYTES + 1024
 # How far in the future a client-supplied checkpoint created_at may be (clock skew allowance).
 CAIRN_MAX_CLOCK_SKEW_SECONDS = env.int("CAIRN_MAX_CLOCK_SKEW_SECONDS", default=300)
 CAIRN_MAX_TTL_SECONDS = env.int("CAIRN_MAX_TTL_SECONDS", default=10 * 365 * 24 * 3600)
+# A diff compares at most this many JSON values (both documents together): its cost grows with them, and it
+# runs in the request. README: "Diff, lineage, handoff".
+CAIRN_DIFF_MAX_NODES = env.int("CAIRN_DIFF_MAX_NODES", default=100_000)
 
 # --- REST framework ---------------------------------------------------------------------------------------
 CAIRN_THROTTLE_RATE = env.str("CAIRN_THROTTLE_RATE", default="6000/min")
 # How long a process trusts a remembered API key without reloading it. Changes made through Cairn apply at
 # once on every process; this bounds changes written around it (raw SQL). README: "Authentication".
 CAIRN_API_KEY_CACHE_SECONDS = env.float("CAIRN_API_KEY_CACHE_SECONDS", default=30.0)
+# Sign-in throttle (dashboard and admin): this many failures per username or client address lock it for the
+# rest of the window.
+CAIRN_LOGIN_MAX_FAILURES = env.int("CAIRN_LOGIN_MAX_FAILURES", default=10)
+CAIRN_LOGIN_WINDOW_SECONDS = env.int("CAIRN_LOGIN_WINDOW_SECONDS", default=900)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["checkpoints.api.auth.ApiKeyAuthentication"],

@@ -23,7 +23,11 @@ _INT64_MAX = 2**63 - 1
 
 
 class StrictCharField(serializers.CharField):
-    """Only JSON strings; never NUL (PostgreSQL text cannot hold it)."""
+    """Only JSON strings, kept as sent (never trimmed); never NUL (PostgreSQL text cannot hold it)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("trim_whitespace", False)
+        super().__init__(**kwargs)
 
     def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str):
@@ -46,6 +50,22 @@ class ClientIdField(StrictCharField):
         self.validators.append(
             RegexValidator(rf"^{CLIENT_ID_PATTERN}\Z", "Use 1-128 characters from A-Z a-z 0-9 . _ : -")
         )
+
+
+class NameField(StrictCharField):
+    """A name that identifies something (an agent, a user): 1-255 characters without surrounding whitespace.
+    `" alice"` would silently be another agent than `"alice"`, so it is refused rather than trimmed."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("min_length", 1)
+        kwargs.setdefault("max_length", 255)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> str:
+        value = super().to_internal_value(data)
+        if value != value.strip():
+            raise serializers.ValidationError("Leading or trailing whitespace is not allowed.")
+        return value
 
 
 class StrictIntegerField(serializers.IntegerField):

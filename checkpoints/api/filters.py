@@ -13,6 +13,7 @@ from django_filters.fields import IsoDateTimeField
 from checkpoints.api.parsers import parse_json
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import Checkpoint, Message, Thread
+from checkpoints.numbers import parse_whole_number
 from checkpoints.services.search import messages_matching
 
 
@@ -106,10 +107,22 @@ class RepeatedValuesFilter(django_filters.Filter):
     field_class = _RepeatedValuesField
 
 
+class _AsciiIntegerField(forms.IntegerField):
+    """forms.IntegerField also reads Arabic-Indic, full-width and "1_0" numbers; only ASCII digits count."""
+
+    def to_python(self, value: Any) -> int | None:
+        if value in self.empty_values:
+            return None
+        number = parse_whole_number(str(value))
+        if number is None:
+            raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
+        return number
+
+
 class IntegerFilter(django_filters.NumberFilter):
     """A whole number (NumberFilter accepts decimals); bounded so no database is asked about a larger one."""
 
-    field_class = forms.IntegerField
+    field_class = _AsciiIntegerField
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("min_value", 0)

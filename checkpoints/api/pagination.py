@@ -19,6 +19,7 @@ from rest_framework.request import Request
 from rest_framework.utils.urls import replace_query_param
 
 from checkpoints.exceptions import ValidationFailed
+from checkpoints.numbers import parse_whole_number
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
@@ -29,12 +30,11 @@ def parse_limit(request: Request, default: int = DEFAULT_LIMIT, maximum: int = M
     raw = request.query_params.get("limit")
     if raw is None or raw == "":
         return default
-    try:
-        limit = int(raw)
-    except ValueError as exc:
+    limit = parse_whole_number(raw)
+    if limit is None:
         raise ValidationFailed(
             "limit must be an integer.", {"fields": {"limit": ["A whole number is required."]}}
-        ) from exc
+        )
     if not 1 <= limit <= maximum:
         message = f"limit must be between 1 and {maximum}."
         raise ValidationFailed(message, {"fields": {"limit": [message]}})

@@ -1,7 +1,7 @@
 """Per-key rate limits in a fixed window, counted in the shared cache (Redis in production).
 
 `cache.add` + `cache.incr` are atomic in Redis, so every web process counts against the same window. When
-the cache is unreachable the throttle fails open: the API keeps serving (SPEC section 7 puts availability
+the cache is unreachable the throttle fails open: the API keeps serving (the README puts availability
 first); the cache logs the outage.
 """
 
@@ -12,21 +12,15 @@ import time
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
-from checkpoints.cache import CacheUnavailable
+from checkpoints.cache import CacheUnavailable, count_hit
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import ApiKey
 from checkpoints.services.workspaces import throttle_rate_parse
 
 logger = logging.getLogger(__name__)
-
-
-def parse_rate(rate: str) -> tuple[int, int]:
-    """'6000/min' -> (6000, 60); ValidationFailed if it is not a rate."""
-    return throttle_rate_parse(rate)
 
 
 def key_rate(key: ApiKey) -> tuple[int, int]:
@@ -40,16 +34,6 @@ def key_rate(key: ApiKey) -> tuple[int, int]:
                 "API key %s has an invalid throttle_rate %r; using the default", key.prefix, key.throttle_rate
             )
     return throttle_rate_parse(settings.CAIRN_THROTTLE_RATE)
-
-
-def _count_hit(cache_key: str, timeout: int) -> int:
-    """The window's count after this request: one Redis round trip (ResilientRedisCache.incr_window), or
-    add + incr on other backends (local memory)."""
-    incr_window = getattr(cache, "incr_window", None)
-    if incr_window is not None:
-        return int(incr_window(cache_key, timeout))
-    cache.add(cache_key, 0, timeout=timeout)
-    return cache.incr(cache_key)
 
 
 def rate_window(key: ApiKey, now: float | None = None) -> tuple[str, int]:
@@ -75,7 +59,7 @@ class ApiKeyRateThrottle(BaseThrottle):
             count = key.window_hits[1]  # counted while authenticating, in the same round trip
         else:
             try:
-                count = _count_hit(cache_key, timeout)
+                count = count_hit(cache_key, timeout)
             except (CacheUnavailable, ValueError):
                 # ValueError: the counter vanished between add and incr (eviction); count this one as free.
                 return True

@@ -107,7 +107,7 @@ def checkpoint_save(
     pinned: bool = False,
     checksum: str | None = None,
     created_at: datetime | None = None,
-    expected_head: str | Unset | None = UNSET,
+    expected_head: tuple[str, ...] | Unset = UNSET,
     user_id: str | None = None,
 ) -> SaveResult:
     """Save a checkpoint; the thread is created if missing.
@@ -119,7 +119,7 @@ def checkpoint_save(
       retry omits (parent, step, created_at) are not compared. With different content: Conflict.
     - `checksum` (client-computed over the whole record) must match, or nothing is stored (not even the
       thread).
-    - `expected_head` (If-Match): PreconditionFailed unless the namespace head is that checkpoint id
+    - `expected_head` (If-Match): PreconditionFailed unless the namespace head is one of these checkpoint ids
       ("*": unless the namespace has a head).
     - `user_id`: the save is that end user's (another user's thread is NotFound; a new thread gets it).
     """
@@ -167,7 +167,7 @@ def save_encoded(
     pinned: bool = False,
     checksum: str | None = None,
     created_at: datetime | None = None,
-    expected_head: str | Unset | None = UNSET,
+    expected_head: tuple[str, ...] | Unset = UNSET,
     handoff_target: str | None = None,
     handoff_from: str | None = None,
     user_id: str | None = None,
@@ -212,10 +212,10 @@ def save_encoded(
 
     if expected_head is not UNSET:
         head_id = context.head_id
-        if not (head_id is not None if expected_head == "*" else expected_head == head_id):
+        if head_id is None or not ("*" in expected_head or head_id in expected_head):
             raise PreconditionFailed(
                 "The head moved: it is not the checkpoint named in If-Match.",
-                {"expected": expected_head, "head": head_id, "namespace": namespace},
+                {"expected": list(expected_head), "head": head_id, "namespace": namespace},
             )
     parent = _parent(context, namespace=namespace, parent_id=parent_id)
     if step_index is None:

@@ -362,6 +362,13 @@ WRONG_TYPES: list[tuple[str, Any]] = [
     ("parent_id", "a/b"),
     ("parent_id", 5),
     ("parent_id", "missing"),
+    # Surrounding whitespace used to be trimmed: " b" was stored as "b", another checkpoint's id.
+    ("checkpoint_id", " b"),
+    ("checkpoint_id", "\tc"),
+    ("checkpoint_id", "e\r\n"),
+    ("agent_id", " a"),
+    ("agent_id", "a\n"),
+    ("agent_id", "   "),
 ]
 
 
@@ -480,7 +487,11 @@ def test_it_refuses_an_overlong_namespace(api: ApiClient, url: str) -> None:
 
 
 @pytest.mark.parametrize("url", LIST_ENDPOINTS)
-@pytest.mark.parametrize("limit", ["0", "-1", "abc", "501", "1.5", "9" * 5000, ""])
+@pytest.mark.parametrize(
+    # Arabic-Indic and full-width digits, an underscore, padding and a sign all passed int() as numbers.
+    "limit",
+    ["0", "-1", "abc", "501", "1.5", "9" * 5000, "", "\u0665", "\uff15", "1_0", " 5", "+5"],
+)
 def test_it_refuses_bad_limits(api: ApiClient, url: str, limit: str) -> None:
     response = api.get(url, {"limit": limit})
     if limit == "":
@@ -657,3 +668,28 @@ def test_it_never_answers_500_to_any_json_body(
         assert response.status_code in (200, 201, 400, 404, 409, 410, 412), response.content
         if response.status_code >= 400:
             assert set(response.json()["error"]) == {"code", "message", "details"}
+
+
+@pytest.mark.parametrize(
+    ("url", "body", "field"),
+    [
+        ("/api/v1/threads/", {"thread_id": " t2"}, "thread_id"),
+        ("/api/v1/threads/", {"thread_id": "t2\r\n"}, "thread_id"),
+        ("/api/v1/threads/", {"thread_id": "t2", "user_id": " alice"}, "user_id"),
+        ("/api/v1/threads/t1/messages/", {"messages": [{"message_id": "\tm", "role": "user"}]}, "messages"),
+        (f"{CPS}c1/handoff/", {"target_agent_id": "b "}, "target_agent_id"),
+    ],
+)
+def test_it_refuses_ids_with_surrounding_whitespace_instead_of_trimming_them(
+    api: ApiClient, url: str, body: dict[str, Any], field: str
+) -> None:
+    response = api.post(url, body)
+    assert _field_error(response, field), response.json()
+    assert _stored() == (1, 0, 1)
+
+
+@pytest.mark.parametrize("query", ["after_seq=\u0665", "before_seq=\uff11\uff10", "after_seq=1_0"])
+def test_it_refuses_numbers_written_in_other_digits(api: ApiClient, query: str) -> None:
+    response = api.get(f"/api/v1/threads/t1/messages/?{query}")
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "validation_error"

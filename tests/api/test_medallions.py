@@ -221,6 +221,15 @@ def test_patch_refuses_invalid_changes(api: ApiClient, body: dict[str, Any], pat
     assert api.patch(url, {"status": "stale"}, HTTP_IF_MATCH="latest").status_code == 400
 
 
+@pytest.mark.parametrize("if_match", ["latest", '"\u00b2"', '"\u0661"', '"1_0"', '"-1"'])
+def test_patch_refuses_an_if_match_that_is_not_an_ascii_version(api: ApiClient, if_match: str) -> None:
+    # "²" passed str.isdigit() and then failed int(): a 500.
+    url = f"{URL}{create(api)['meta']['medallion_id']}/"
+    response = api.patch(url, {"status": "stale"}, HTTP_IF_MATCH=if_match)
+    assert response.status_code == 400
+    assert response.json()["error"]["message"] == "If-Match must be a medallion version (its ETag)."
+
+
 def test_detail_and_revisions_pin_their_queries(api: ApiClient, django_assert_num_queries: Any) -> None:
     url = f"{URL}{create(api)['meta']['medallion_id']}/"
     for status in ("stale", "active", "superseded"):

@@ -77,9 +77,21 @@ def test_it_answers_412_naming_the_head_when_if_match_is_stale(api: ApiClient) -
     assert response.json()["error"] == {
         "code": "precondition_failed",
         "message": "The head moved: it is not the checkpoint named in If-Match.",
-        "details": {"expected": first["checkpoint_id"], "head": second["checkpoint_id"], "namespace": ""},
+        "details": {"expected": [first["checkpoint_id"]], "head": second["checkpoint_id"], "namespace": ""},
     }
     assert Checkpoint.objects.count() == 2
+
+
+def test_it_saves_when_any_tag_of_an_if_match_list_is_the_head(api: ApiClient) -> None:
+    first = _put(api, {"n": 1}).json()
+    head = _put(api, {"n": 2}).json()
+    listed = f'"{first["checkpoint_id"]}", W/"{head["checkpoint_id"]}"'
+    response = _put(api, {"n": 3}, listed)
+    assert response.status_code == 201, response.json()
+    assert response.json()["parent_id"] == head["checkpoint_id"]
+    stale = _put(api, {"n": 4}, f'"{first["checkpoint_id"]}", "{head["checkpoint_id"]}"')
+    assert stale.status_code == 412
+    assert stale.json()["error"]["details"]["expected"] == [first["checkpoint_id"], head["checkpoint_id"]]
 
 
 def test_it_takes_star_as_any_head(api: ApiClient) -> None:
@@ -140,7 +152,7 @@ def test_it_lets_exactly_one_of_two_racing_writers_win(workspace: Workspace) -> 
                 thread_id="race",
                 agent_id=f"writer-{n}",
                 state={"n": n},
-                expected_head=head.checkpoint_id,
+                expected_head=(head.checkpoint_id,),
             )
             return "won"
         except PreconditionFailed:

@@ -80,9 +80,14 @@ def page(browser: Any, settings: Settings) -> Iterator[Any]:
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    # The dashboard's Content-Security-Policy must never have to block anything of its own.
+    page.on(
+        "console",
+        lambda message: errors.append(message.text) if "Content Security Policy" in message.text else None,
+    )
     yield page
     context.close()
-    assert not errors, f"JavaScript errors: {errors}"
+    assert not errors, f"JavaScript errors or Content-Security-Policy violations: {errors}"
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from checkpoints.api.fields import (
     AnyJSONField,
     ClientIdField,
     JSONObjectField,
+    NameField,
     StrictBooleanField,
     StrictCharField,
     StrictIntegerField,
@@ -63,8 +64,8 @@ class CheckpointStateSerializer(StrictSerializer):
     read_only_names = CHECKPOINT_FIELDS
 
     checkpoint_id = ClientIdField(required=False)
-    namespace = StrictCharField(required=False, allow_blank=True, max_length=255, trim_whitespace=False)
-    agent_id = StrictCharField(min_length=1, max_length=255)
+    namespace = StrictCharField(required=False, allow_blank=True, max_length=255)
+    agent_id = NameField()
     framework = StrictChoiceField(choices=Checkpoint.Framework.choices, required=False)
     schema_version = StrictCharField(required=False, min_length=1, max_length=32)
     step_index = StrictIntegerField(required=False)
@@ -111,7 +112,7 @@ class CheckpointTtlSerializer(StrictSerializer):
 class CheckpointHandoffSerializer(StrictSerializer):
     read_only_names = CHECKPOINT_FIELDS
 
-    target_agent_id = StrictCharField(min_length=1, max_length=255)
+    target_agent_id = NameField()
     # Field named like Serializer.context: DRF moves declared fields off the class, the stubs cannot know.
     context = JSONObjectField(required=False)  # type: ignore[assignment]
     ttl_seconds = TtlSecondsField(required=False)

@@ -34,9 +34,7 @@ class MessageInSerializer(StrictSerializer):
 
     message_id = ClientIdField(required=False, help_text="Your id for retries (default: a UUIDv7).")
     role = StrictChoiceField(choices=Message.Role.choices)
-    content = StrictCharField(
-        required=False, allow_blank=True, max_length=MAX_CONTENT_CHARS, trim_whitespace=False
-    )
+    content = StrictCharField(required=False, allow_blank=True, max_length=MAX_CONTENT_CHARS)
     content_blocks = ContentBlocksField(required=False, allow_null=True)
     tool_calls = JSONObjectListField(required=False, allow_null=True)
     tool_call_id = StrictCharField(required=False, allow_null=True, min_length=1, max_length=128)

@@ -12,6 +12,7 @@ from rest_framework import serializers
 from checkpoints.api.fields import (
     AnyJSONField,
     ClientIdField,
+    NameField,
     StrictBooleanField,
     StrictCharField,
     StrictSerializer,
@@ -99,7 +100,7 @@ class ThreadUpdateSerializer(StrictSerializer):
     read_only_names = THREAD_READ_ONLY | {"thread_id"}
 
     name = StrictCharField(required=False, allow_blank=True, max_length=255)
-    user_id = StrictCharField(required=False, allow_blank=True, max_length=255)
+    user_id = NameField(required=False, allow_blank=True, min_length=0)
     tags = StringListField(required=False)
     metadata = JSONDocumentField(required=False)
     scope = ScopeSerializer(required=False)
@@ -125,7 +126,7 @@ class ThreadCreateSerializer(ThreadUpdateSerializer):
 
 class ThreadForkSerializer(StrictSerializer):
     checkpoint_id = ClientIdField(required=False, help_text="Default: the head of the namespace.")
-    namespace = StrictCharField(required=False, allow_blank=True, max_length=255, trim_whitespace=False)
+    namespace = StrictCharField(required=False, allow_blank=True, max_length=255)
     thread_id = ClientIdField(required=False, help_text="The new thread's id (default: a UUIDv7).")
     name = StrictCharField(required=False, allow_blank=True, max_length=255)
 

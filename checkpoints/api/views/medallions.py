@@ -22,6 +22,7 @@ from checkpoints.api.serializers.jobs import JobSerializer, job_representation
 from checkpoints.api.views.base import WorkspaceAPIView
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import Job, Medallion
+from checkpoints.numbers import parse_whole_number
 from checkpoints.services.checkpoint_reads import thread_get
 from checkpoints.services.medallion_reads import (
     medallion_get,
@@ -243,10 +244,10 @@ class MedallionDetailView(WorkspaceAPIView):
         raw = request.headers.get("If-Match")
         if raw is None:
             return None
-        value = raw.strip().removeprefix("W/").strip('"')
-        if not value.isdigit() or len(value) > 18:
+        version = parse_whole_number(raw.strip().removeprefix("W/").strip('"'))
+        if version is None or version < 0:
             raise ValidationFailed("If-Match must be a medallion version (its ETag).", {"If-Match": raw[:64]})
-        return int(value)
+        return version
 
 
 class MedallionRevisionsView(WorkspaceAPIView):

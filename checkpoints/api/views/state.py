@@ -66,12 +66,15 @@ class ThreadStateView(WorkspaceAPIView):
         )
         return saved_response(result, include_state=include_state)
 
-    def _expected_head(self) -> str | Unset:
-        """`If-Match: "<checkpoint_id>"` (quotes and W/ optional) or `*`; absent = no precondition."""
+    def _expected_head(self) -> tuple[str, ...] | Unset:
+        """`If-Match`: `*`, or a comma-separated list of `"<checkpoint_id>"` (quotes and W/ optional; any one
+        may be the head); absent = no precondition."""
         if_match = self.request.headers.get("If-Match")
         if if_match is None:
             return UNSET
-        expected = if_match.strip().removeprefix("W/").strip('"')
+        expected = tuple(
+            tag for part in if_match.split(",") if (tag := part.strip().removeprefix("W/").strip('"'))
+        )
         if not expected:
             raise ValidationFailed("If-Match is empty.", {"fields": {"If-Match": ["Empty."]}})
         return expected

@@ -15,6 +15,7 @@ from checkpoints.dashboard.jsonview import render_json
 from checkpoints.dashboard.paging import DashboardPage
 from checkpoints.exceptions import NotFound, ValidationFailed
 from checkpoints.models import Medallion, MedallionRevision, Workspace
+from checkpoints.numbers import parse_whole_number
 
 REVISION_LIMIT = 200
 
@@ -49,9 +50,10 @@ def _version(request: HttpRequest, name: str) -> int | None:
     raw = request.GET.get(name, "")
     if not raw:
         return None
-    if not raw.isdigit() or len(raw) > 9:
+    version = parse_whole_number(raw)
+    if version is None or not 0 <= version < 10**9:
         raise ValidationFailed(f"{name} must be a version number.")
-    return int(raw)
+    return version
 
 
 def _revision_diff(

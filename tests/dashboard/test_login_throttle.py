@@ -1,0 +1,72 @@
+"""Sign-in throttling on the dashboard and the admin: repeated wrong passwords lock the account (and the
+client address) for the window, even against the right password, with a clear message and an audit event."""
+
+from __future__ import annotations
+
+import pytest
+import time_machine
+from django.test import Client
+from pytest_django.fixtures import Settings
+
+from checkpoints.models import AuditEvent, Workspace
+from tests.dashboard.world import PASSWORD, make_user
+
+pytestmark = pytest.mark.django_db
+
+LOGIN_PAGES = ["/dashboard/login/", "/admin/login/"]
+
+
+@pytest.fixture(autouse=True)
+def small_limit(settings: Settings) -> None:
+    settings.CAIRN_LOGIN_MAX_FAILURES = 5
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def _sign_in(client: Client, url: str, username: str, password: str, address: str = "203.0.113.7") -> str:
+    response = client.post(url, {"username": username, "password": password}, REMOTE_ADDR=address)
+    if response.status_code == 302:
+        return "signed in"
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+@pytest.mark.parametrize("url", LOGIN_PAGES)
+def test_wrong_passwords_lock_the_account_even_against_the_right_one(url: str, workspace: Workspace) -> None:
+    make_user("alice", workspaces=(workspace,))
+    for _ in range(5):
+        assert "correct username and password" in _sign_in(Client(), url, "alice", "wrong")
+    page = _sign_in(Client(), url, "alice", PASSWORD)
+    assert "Too many failed sign-ins for this account or from this address. Try again in 15 minutes." in page
+    # Another address is locked out of this account too: the username is counted on its own.
+    assert "Too many failed sign-ins" in _sign_in(Client(), url, "ALICE ", PASSWORD, address="198.51.100.1")
+    event = AuditEvent.objects.get(action="user.login_locked")
+    assert (event.workspace, event.target_type, event.target_id) == (workspace, "user", "alice")
+    locked_seconds = event.details.pop("locked_seconds")
+    assert event.details == {"client": "203.0.113.7", "failures": 5}
+    assert 0 < locked_seconds <= 901
+
+
+def test_one_address_guessing_many_usernames_is_locked_too(workspace: Workspace) -> None:
+    make_user("bob", workspaces=(workspace,))
+    for n in range(5):
+        _sign_in(Client(), LOGIN_PAGES[0], f"guess-{n}", "wrong")
+    assert "Too many failed sign-ins" in _sign_in(Client(), LOGIN_PAGES[0], "bob", PASSWORD)
+    assert _sign_in(Client(), LOGIN_PAGES[0], "bob", PASSWORD, address="198.51.100.2") == "signed in"
+    assert not AuditEvent.objects.filter(action="user.login_locked").exists()  # no such accounts
+
+
+def test_failures_below_the_limit_do_not_lock(workspace: Workspace) -> None:
+    make_user("carol", workspaces=(workspace,))
+    for _ in range(4):
+        _sign_in(Client(), LOGIN_PAGES[0], "carol", "wrong")
+    assert _sign_in(Client(), LOGIN_PAGES[0], "carol", PASSWORD) == "signed in"
+
+
+def test_the_lock_ends_with_its_window(workspace: Workspace, settings: Settings) -> None:
+    make_user("dave", workspaces=(workspace,))
+    with time_machine.travel(0, tick=False) as traveller:
+        for _ in range(5):
+            _sign_in(Client(), LOGIN_PAGES[0], "dave", "wrong")
+        assert "Too many failed sign-ins" in _sign_in(Client(), LOGIN_PAGES[0], "dave", PASSWORD)
+        traveller.shift(settings.CAIRN_LOGIN_WINDOW_SECONDS + 1)
+        assert _sign_in(Client(), LOGIN_PAGES[0], "dave", PASSWORD) == "signed in"
