@@ -693,3 +693,10 @@ def test_it_refuses_numbers_written_in_other_digits(api: ApiClient, query: str) 
     response = api.get(f"/api/v1/threads/t1/messages/?{query}")
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "validation_error"
+
+
+def test_it_refuses_a_user_id_query_with_surrounding_whitespace(api: ApiClient) -> None:
+    # A save with ?user_id= gives a new thread to that user: " alice" would have been another user.
+    response = api.post("/api/v1/threads/t9/checkpoints/?user_id=%20alice", {"agent_id": "a", "state": {}})
+    assert _field_error(response, "user_id") == ["user_id has leading or trailing whitespace."]
+    assert _stored() == (1, 0, 1)

@@ -69,6 +69,9 @@ class WorkspaceAPIView(APIView):
             raise ValidationFailed(
                 "user_id is longer than 255 characters.", {"fields": {"user_id": ["Too long."]}}
             )
+        if user_id is not None and user_id != user_id.strip():
+            message = "user_id has leading or trailing whitespace."
+            raise ValidationFailed(message, {"fields": {"user_id": [message]}})
         return user_id
 
     def query_namespace(self) -> str | None:
