@@ -15,13 +15,13 @@ import pytest
 
 from checkpoints.sdk import Client, tagged
 from checkpoints.sdk.agent_checkpoint import (
-    _MIGRATIONS,
     Checkpointable,
     CheckpointManager,
     MigrationError,
     checkpoint,
     register_migration,
 )
+from checkpoints.sdk.agent_checkpoint.core import _MIGRATIONS
 
 
 class Tool(Checkpointable):

@@ -81,11 +81,11 @@ def test_it_lists_the_timeline_newest_first_with_limit(cairn_url: str, cairn_key
 
         history = client.timeline(agent_id="agent-a", session_id="tl")
         assert [c.checkpoint_id for c in history] == ids[::-1]
-        assert [c.step_index for c in history] == [2, 1, 0] and history[0].execution_state is None
+        assert [c.step_index for c in history] == [2, 1, 0] and history[0].execution_state == {"n": 2}
         assert [c.checkpoint_id for c in client.timeline("agent-a", "tl", limit=2)] == ids[:0:-1]
         everywhere = client.timeline("agent-a")
         assert [c.checkpoint_id for c in everywhere] == [elsewhere, *ids[::-1]]
-        with_state = client.timeline("agent-a", "tl", limit=1, include_state=True)
+        with_state = client.timeline("agent-a", "tl", limit=1)
         assert with_state[0].execution_state == {"n": 2} and with_state[0].verified
         with pytest.raises(ValueError, match="limit"):
             client.timeline("agent-a", limit=0)

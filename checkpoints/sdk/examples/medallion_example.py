@@ -18,6 +18,7 @@ def main() -> None:
         print(f"medallions before: {len(before)}")
         created = checkpoint_session(
             cairn,
+            None,  # no LLM of our own: the server's provider writes the medallion
             scope,
             Evidence(
                 session_summary="Implemented CLI routing. We decided to use argparse subcommands.",
@@ -27,7 +28,7 @@ def main() -> None:
         )
         print(f"created {created.meta.medallion_id} v{created.meta.version}: {created.summary.high_level}")
         updated = checkpoint_session(
-            cairn, scope, Evidence(session_summary="We decided to add error handling.")
+            cairn, None, scope, Evidence(session_summary="We decided to add error handling.")
         )
         print(f"updated the same medallion: v{updated.meta.version}, {len(updated.decisions)} decisions")
         for medallion in load_medallions_for_scope(

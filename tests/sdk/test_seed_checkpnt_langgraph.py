@@ -1,0 +1,84 @@
+"""A real LangGraph graph through checkpnt's `CheckpntSaver(client)`: killed mid-run, it resumes from its last
+checkpoint in another process against the same live server."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from checkpoints.sdk.checkpnt import SyncClient
+from checkpoints.sdk.checkpnt.langgraph import CheckpntSaver
+from checkpoints.sdk.examples.langgraph_agent import build
+from tests.sdk.conftest import PYTHON, subprocess_env
+
+pytestmark = pytest.mark.slow
+
+# The graph of checkpoints.sdk.examples.langgraph_agent, with checkpnt's constructor as the one change.
+RUN = """
+import asyncio, sys
+from checkpoints.sdk.checkpnt import Client
+from checkpoints.sdk.checkpnt.langgraph import CheckpntSaver
+from checkpoints.sdk.examples.langgraph_agent import build, step
+
+async def main():
+    async with CheckpntSaver(Client.from_env()) as saver:
+        print(step(build(saver), sys.argv[1]))
+
+asyncio.run(main())
+"""
+
+
+def _run(env: dict[str, str], thread_id: str) -> str:
+    done = subprocess.run(
+        [PYTHON, "-c", RUN, thread_id], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def test_a_killed_graph_resumes_through_checkpnt_saver(
+    cairn_url: str, cairn_key: str, tmp_path: Path
+) -> None:
+    marker, log = tmp_path / "in-tools", tmp_path / "nodes.log"
+    env = {**subprocess_env(cairn_url, cairn_key), "CAIRN_EXAMPLE_LOG": str(log)}
+    doomed = subprocess.Popen(
+        [PYTHON, "-c", RUN, "checkpnt-killed"],
+        env={**env, "CAIRN_EXAMPLE_PAUSE_IN_TOOLS": str(marker)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    config = {"configurable": {"thread_id": "checkpnt-killed"}}
+    with CheckpntSaver(SyncClient(cairn_url, cairn_key)) as saver:
+        deadline = time.monotonic() + 60
+        while True:  # kill once the checkpoint after `plan` (next: tools) is stored
+            saved = saver.get_tuple(config)  # type: ignore[arg-type]
+            if marker.exists() and saved is not None and saved.metadata.get("step") == 1:
+                break
+            assert doomed.poll() is None, doomed.communicate()
+            assert time.monotonic() < deadline, "the run never reached the tools node"
+            time.sleep(0.1)
+        doomed.send_signal(signal.SIGKILL)
+        doomed.wait(timeout=30)
+        assert doomed.returncode == -signal.SIGKILL
+
+        assert _run(env, "checkpnt-killed").strip() == "recovered"  # continues at `tools`, stops at review
+        assert _run(env, "checkpnt-killed").strip() == "resumed after review"
+        assert _run(env, "checkpnt-killed").strip() == "done"
+
+        assert log.read_text().split() == ["plan", "tools", "tools", "review", "review", "finish"]
+        final = build(saver).get_state(config)  # type: ignore[arg-type]
+        assert final.next == () and final.values["results"] == {"add": 13, "multiply": 42}
+        assert final.values["approved"] is True
+        history = list(saver.list(config))  # type: ignore[arg-type]
+        assert all(t.parent_config is None or t.parent_config != t.config for t in history)
+
+
+def test_the_saver_names_the_one_line_switch_for_local_backends() -> None:
+    with pytest.raises(
+        Exception, match=r"Replace `CheckpntSaver.from_sqlite\('./x.db'\)` with `CheckpntSaver"
+    ):
+        CheckpntSaver.from_sqlite("./x.db")
