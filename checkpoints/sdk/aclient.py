@@ -17,13 +17,14 @@ from typing import Any
 import httpx
 
 from checkpoints.sdk import flows
-from checkpoints.sdk.async_api.checkpoints import AsyncCheckpointMethods
-from checkpoints.sdk.async_api.medallions import AsyncMedallionMethods
-from checkpoints.sdk.async_api.threads import AsyncThreadMethods
+from checkpoints.sdk.async_api.base import AsyncBase
+from checkpoints.sdk.endpoints.checkpoints import CheckpointEndpoints
+from checkpoints.sdk.endpoints.medallions import MedallionEndpoints
+from checkpoints.sdk.endpoints.threads import ThreadEndpoints
 from checkpoints.sdk.transport import DEFAULT_LIMITS, DEFAULT_TIMEOUT, AsyncTransport, RetryPolicy
 
 
-class AsyncClient(AsyncThreadMethods, AsyncCheckpointMethods, AsyncMedallionMethods):
+class AsyncClient(ThreadEndpoints, CheckpointEndpoints, MedallionEndpoints, AsyncBase):
     """Async client. Share one per event loop; its connection pool is reused across calls."""
 
     def __init__(

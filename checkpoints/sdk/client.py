@@ -6,7 +6,8 @@
         saved = cairn.checkpoint_save(thread_id="run-42", agent_id="planner", state={"step": 3})
         restored = cairn.checkpoint_get("run-42", saved.checkpoint.checkpoint_id)   # re-hashed here
 
-`AsyncClient` (checkpoints.sdk.aclient) has the same methods as coroutines.
+`AsyncClient` (checkpoints.sdk.aclient) has the same methods as coroutines: both are made from one
+description of each method (checkpoints.sdk.endpoints).
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ from typing import Any
 import httpx
 
 from checkpoints.sdk import flows
-from checkpoints.sdk.sync_api.checkpoints import CheckpointMethods
-from checkpoints.sdk.sync_api.medallions import MedallionMethods
-from checkpoints.sdk.sync_api.threads import ThreadMethods
+from checkpoints.sdk.endpoints.checkpoints import CheckpointEndpoints
+from checkpoints.sdk.endpoints.medallions import MedallionEndpoints
+from checkpoints.sdk.endpoints.threads import ThreadEndpoints
+from checkpoints.sdk.sync_api.base import SyncBase
 from checkpoints.sdk.transport import DEFAULT_LIMITS, DEFAULT_TIMEOUT, RetryPolicy, SyncTransport
 
 
-class Client(ThreadMethods, CheckpointMethods, MedallionMethods):
+class Client(ThreadEndpoints, CheckpointEndpoints, MedallionEndpoints, SyncBase):
     """Blocking client. Thread-safe; keep one per process (its connection pool is reused across calls)."""
 
     def __init__(

@@ -1,6 +1,7 @@
-"""pyagenity parity against a live server: state, messages and threads keyed by thread_id + user_id, async
-and sync — and a user never reading, writing or listing another user's threads (pyagenity had no user
-isolation)."""
+"""PyAgenity parity against a live server, without PyAgenity installed (Python 3.11): state, messages and
+threads keyed by thread_id + user_id, async and sync, with the seed's return values — and a user never
+reading, writing or listing another user's threads (PyAgenity had no user isolation). With PyAgenity itself:
+tests/sdk/test_seed_pyagenity.py."""
 
 from __future__ import annotations
 
@@ -38,35 +39,49 @@ def test_it_keeps_state_messages_and_threads_async(checkpointer: CairnCheckpoint
         assert await checkpointer.aget_state(ALICE) == {"context": ["hi", "there"], "step": 2}
         assert await checkpointer.aget_state_cache(ALICE) == {"context": ["hi", "there"], "step": 2}
 
-        stored = await checkpointer.aput_messages(
+        assert await checkpointer.asetup() is True
+        assert await checkpointer.aput_messages(
             ALICE,
             [
                 {"role": "user", "content": "What's the weather in Lyon?"},
-                {"role": "assistant", "content": [{"type": "text", "text": "Sunny in Lyon."}]},
+                {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": "Sunny in Lyon."}],
+                    "tools_calls": [{"id": "call-1", "name": "weather", "args": {"city": "Lyon"}}],
+                    "reasoning": "asked the tool",
+                },
                 {"role": "tool", "content": "22C", "tool_call_id": "call-1"},
             ],
             metadata={"execution_step": 3, "node": "tool_executor"},
         )
+        stored = await checkpointer.alist_messages(ALICE)
         assert [m.seq for m in stored] == [1, 2, 3]
         assert stored[1].content == "Sunny in Lyon." and stored[1].content_blocks == [
             {"type": "text", "text": "Sunny in Lyon."}
         ]
         assert stored[0].metadata == {"execution_step": 3, "node": "tool_executor"}
+        # PyAgenity's `tools_calls` is Cairn's `tool_calls`; its `reasoning` is kept in the metadata.
+        assert stored[1].tool_calls == [{"id": "call-1", "name": "weather", "args": {"city": "Lyon"}}]
+        assert stored[1].metadata["reasoning"] == "asked the tool"
         found = await checkpointer.alist_messages(ALICE, search="weather")
         assert [m.seq for m in found] == [1]
         assert [m.seq for m in await checkpointer.alist_messages(ALICE, offset=1, limit=1)] == [2]
         assert (await checkpointer.aget_message(ALICE, stored[2].message_id)).tool_call_id == "call-1"
-        await checkpointer.adelete_message(ALICE, stored[2].message_id)
+        assert await checkpointer.adelete_message(ALICE, stored[2].message_id) is True
         assert [m.seq for m in await checkpointer.alist_messages(ALICE)] == [1, 2]
         with pytest.raises(ValueError, match="limit"):
             await checkpointer.alist_messages(ALICE, limit=0)  # pyagenity returned everything
 
-        info = await checkpointer.aput_thread(
+        assert await checkpointer.aput_thread(
             ALICE,
             ThreadInfo(thread_id="conv_123", thread_name="Weather", metadata={"tags": ["w"]}, run_id="r-1"),
         )
+        info = await checkpointer.aget_thread(ALICE)
         assert (info.thread_name, info.user_id, info.run_id) == ("Weather", "alice", "r-1")
-        assert (await checkpointer.aget_thread(ALICE)) == info
+        assert info.metadata == {"tags": ["w"], "run_id": "r-1"}
+        # The seed's default: no metadata at all.
+        assert await checkpointer.aput_thread(ALICE, ThreadInfo(thread_id="conv_123", metadata=None))
+        assert (await checkpointer.aget_thread(ALICE)).thread_name == "Weather"
         await checkpointer.aput_state({"thread_id": "conv_456", "user_id": "alice"}, {"step": 0})
         listed = await checkpointer.alist_threads({"user_id": "alice"})
         assert sorted(t.thread_id for t in listed) == ["conv_123", "conv_456"]
@@ -74,12 +89,13 @@ def test_it_keeps_state_messages_and_threads_async(checkpointer: CairnCheckpoint
             t.thread_id for t in await checkpointer.alist_threads({"user_id": "alice"}, search="Weath")
         ] == ["conv_123"]
 
-        await checkpointer.aclear_state(ALICE)
+        assert await checkpointer.aclear_state(ALICE) is True
         assert await checkpointer.aget_state(ALICE) is None
         assert [m.seq for m in await checkpointer.alist_messages(ALICE)] == [1, 2]  # messages stay
-        await checkpointer.aclean_thread(ALICE)
+        assert await checkpointer.aclean_thread(ALICE) is True
         assert await checkpointer.aget_thread(ALICE) is None
-        await checkpointer.async_client.aclose()  # its connections belong to this event loop
+        assert await checkpointer.aclean_thread(ALICE) is False  # nothing left to clean
+        assert await checkpointer.arelease() is True  # its connections belong to this event loop
 
     asyncio.run(scenario())
 
@@ -105,7 +121,7 @@ def test_a_user_never_reaches_another_users_threads(checkpointer: CairnCheckpoin
     with pytest.raises(NotFound):
         checkpointer.delete_message(BOB_ON_ALICES, message_id)
     checkpointer.clear_state(BOB_ON_ALICES)
-    checkpointer.clean_thread(BOB_ON_ALICES)
+    assert checkpointer.clean_thread(BOB_ON_ALICES) is False
     # Listing: only one's own threads, whatever the search.
     checkpointer.put_state({"thread_id": "bobs", "user_id": "bob"}, {"n": 1})
     assert [t.thread_id for t in checkpointer.list_threads({"user_id": "bob"})] == ["bobs"]
@@ -128,4 +144,13 @@ def test_it_rebuilds_typed_states(cairn_url: str, cairn_key: str) -> None:
     typed.put_state(ALICE, AgentState(context=["a"], step=4))
     restored = typed.get_state(ALICE)
     assert restored == AgentState(context=["a"], step=4)
-    typed.release()
+    # `config["state_class"]` wins over the checkpointer's `state_type`, as in PyAgenity.
+    assert typed.get_state({**ALICE, "state_class": Plan}) == Plan(context=["a"], step=4)
+    assert typed.setup() is True
+    assert typed.release() is True
+
+
+@dataclass
+class Plan:
+    context: list[str]
+    step: int

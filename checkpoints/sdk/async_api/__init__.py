@@ -1,1 +1,1 @@
-"""The async client's methods, one mixin per area (composed by checkpoints.sdk.aclient.AsyncClient)."""
+"""The async executor of the API methods (the methods themselves: checkpoints.sdk.endpoints)."""

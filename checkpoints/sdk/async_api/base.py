@@ -1,12 +1,13 @@
-"""What every async API mixin shares: sending one request, driving a multi-request flow, paginating."""
+"""The async executor: sends one request, drives a multi-request flow, paginates — never blocking the loop."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any, TypeVar, cast
 
 from checkpoints.sdk import flows
+from checkpoints.sdk.endpoints.base import Plan, endpoint
 from checkpoints.sdk.errors import CairnError
 from checkpoints.sdk.models import Page
 from checkpoints.sdk.transport import AsyncTransport, Call
@@ -19,6 +20,19 @@ class AsyncBase:
 
     transport: AsyncTransport
     memory: flows.ClientMemory
+
+    def bind(self, method: endpoint[Any, T]) -> Callable[..., Coroutine[Any, Any, T]]:
+        """`method` as a coroutine method of this client (see checkpoints.sdk.endpoints). The plan is made
+        when the coroutine runs, so bad arguments raise at the `await`, as in any coroutine."""
+
+        async def call(*args: Any, **kwargs: Any) -> T:
+            return await self.execute(method.plan(self, *args, **kwargs))
+
+        return call
+
+    async def execute(self, plan: Plan[T]) -> T:
+        """Send a request, or drive a flow."""
+        return await (self.send(plan) if isinstance(plan, Call) else self.run(plan))
 
     async def send(self, call: Call[T]) -> T:
         """Send one prepared request (see checkpoints.sdk.calls)."""

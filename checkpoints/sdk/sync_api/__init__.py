@@ -1,1 +1,1 @@
-"""The blocking client's methods, one mixin per area (composed by checkpoints.sdk.client.Client)."""
+"""The blocking executor of the API methods (the methods themselves: checkpoints.sdk.endpoints)."""

@@ -1,4 +1,4 @@
-"""What every blocking API mixin shares: sending one request, driving a multi-request flow, paginating."""
+"""The blocking executor: sends one request, drives a multi-request flow, paginates."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar, cast
 
 from checkpoints.sdk import flows
+from checkpoints.sdk.endpoints.base import Plan, endpoint
 from checkpoints.sdk.errors import CairnError
 from checkpoints.sdk.models import Page
 from checkpoints.sdk.transport import Call, SyncTransport
@@ -19,6 +20,18 @@ class SyncBase:
 
     transport: SyncTransport
     memory: flows.ClientMemory
+
+    def bind(self, method: endpoint[Any, T]) -> Callable[..., T]:
+        """`method` as a blocking method of this client (see checkpoints.sdk.endpoints)."""
+
+        def call(*args: Any, **kwargs: Any) -> T:
+            return self.execute(method.plan(self, *args, **kwargs))
+
+        return call
+
+    def execute(self, plan: Plan[T]) -> T:
+        """Send a request, or drive a flow."""
+        return self.send(plan) if isinstance(plan, Call) else self.run(plan)
 
     def send(self, call: Call[T]) -> T:
         """Send one prepared request (see checkpoints.sdk.calls)."""

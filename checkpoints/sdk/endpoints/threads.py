@@ -1,4 +1,4 @@
-"""Async methods for threads and messages."""
+"""The API methods for threads and messages."""
 
 from __future__ import annotations
 
@@ -7,16 +7,18 @@ from datetime import datetime
 from typing import Any
 
 from checkpoints.sdk import flows
-from checkpoints.sdk.async_api.base import AsyncBase
 from checkpoints.sdk.calls import threads as th
 from checkpoints.sdk.calls.base import UNSET, Unset, body_of
+from checkpoints.sdk.endpoints.base import Endpoints, endpoint
 from checkpoints.sdk.models import Checkpoint, Job, Message, Page, SaveResult, Thread
+from checkpoints.sdk.transport import Call
 
 
-class AsyncThreadMethods(AsyncBase):
+class ThreadEndpoints(Endpoints):
     # --- threads -----------------------------------------------------------------------------------------
 
-    async def thread_create(
+    @endpoint
+    def thread_create(
         self,
         thread_id: str | None = None,
         *,
@@ -26,21 +28,20 @@ class AsyncThreadMethods(AsyncBase):
         metadata: Mapping[str, Any] | None = None,
         scope: Mapping[str, Any] | None = None,
         ttl_seconds: int | Unset | None = UNSET,
-    ) -> Thread:
+    ) -> Call[Thread]:
         """Create a thread (a server UUIDv7 id when `thread_id` is None). Conflict if it exists."""
-        return await self.send(
-            th.thread_create(
-                thread_id=thread_id,
-                name=name,
-                user_id=user_id,
-                tags=tags,
-                metadata=metadata,
-                scope=scope,
-                ttl_seconds=ttl_seconds,
-            )
+        return th.thread_create(
+            thread_id=thread_id,
+            name=name,
+            user_id=user_id,
+            tags=tags,
+            metadata=metadata,
+            scope=scope,
+            ttl_seconds=ttl_seconds,
         )
 
-    async def threads_list(
+    @endpoint
+    def threads_list(
         self,
         *,
         user_id: str | None = None,
@@ -53,29 +54,29 @@ class AsyncThreadMethods(AsyncBase):
         ordering: str | None = None,
         limit: int | None = None,
         cursor: str | None = None,
-    ) -> Page[Thread]:
+    ) -> Call[Page[Thread]]:
         """One page of threads (newest update first by default); `tags` match any."""
-        return await self.send(
-            th.threads_list(
-                user_id=user_id,
-                tags=tags,
-                q=q,
-                created_after=created_after,
-                created_before=created_before,
-                updated_after=updated_after,
-                updated_before=updated_before,
-                ordering=ordering,
-                limit=limit,
-                cursor=cursor,
-            )
+        return th.threads_list(
+            user_id=user_id,
+            tags=tags,
+            q=q,
+            created_after=created_after,
+            created_before=created_before,
+            updated_after=updated_after,
+            updated_before=updated_before,
+            ordering=ordering,
+            limit=limit,
+            cursor=cursor,
         )
 
-    async def thread_get(self, thread_id: str, *, user_id: str | None = None) -> Thread:
+    @endpoint
+    def thread_get(self, thread_id: str, *, user_id: str | None = None) -> Call[Thread]:
         """A thread with message_count, checkpoint_count, storage_bytes and head. With `user_id`, only if
         it is that end user's thread (NotFound otherwise)."""
-        return await self.send(th.thread_get(thread_id, user_id=user_id))
+        return th.thread_get(thread_id, user_id=user_id)
 
-    async def thread_update(
+    @endpoint
+    def thread_update(
         self,
         thread_id: str,
         *,
@@ -87,7 +88,7 @@ class AsyncThreadMethods(AsyncBase):
         ttl_seconds: int | Unset | None = UNSET,
         pinned: bool | Unset = UNSET,
         owner: str | None = None,
-    ) -> Thread:
+    ) -> Call[Thread]:
         """Change the fields passed (PATCH). `owner`: only if the thread is that end user's (NotFound
         otherwise); `user_id` is the new owner to set."""
         changes = body_of(
@@ -99,17 +100,20 @@ class AsyncThreadMethods(AsyncBase):
             ttl_seconds=ttl_seconds,
             pinned=pinned,
         )
-        return await self.send(th.thread_update(thread_id, changes, user_id=owner))
+        return th.thread_update(thread_id, changes, user_id=owner)
 
-    async def thread_delete(self, thread_id: str, *, user_id: str | None = None) -> None:
+    @endpoint
+    def thread_delete(self, thread_id: str, *, user_id: str | None = None) -> Call[None]:
         """Erase the thread and everything under it (checkpoints, writes, messages)."""
-        await self.send(th.thread_delete(thread_id, user_id=user_id))
+        return th.thread_delete(thread_id, user_id=user_id)
 
-    async def thread_state(self, thread_id: str, *, namespace: str = "") -> Checkpoint:
+    @endpoint
+    def thread_state(self, thread_id: str, *, namespace: str = "") -> flows.Flow[Checkpoint]:
         """The head checkpoint of the namespace, with its state (re-hashed). NotFound if none."""
-        return await self.run(flows.restore(th.thread_state(thread_id, namespace), self.memory))
+        return flows.restore(th.thread_state(thread_id, namespace), self.memory)
 
-    async def thread_state_put(
+    @endpoint
+    def thread_state_put(
         self,
         thread_id: str,
         *,
@@ -126,29 +130,28 @@ class AsyncThreadMethods(AsyncBase):
         metadata: Any = None,
         ttl_seconds: int | Unset | None = UNSET,
         pinned: bool = False,
-    ) -> SaveResult:
+    ) -> flows.Flow[SaveResult]:
         """Save a new head whose parent is the current head (If-Match guarded; a moved head is re-read)."""
-        return await self.run(
-            flows.checkpoint_save(
-                self.memory,
-                thread_id=thread_id,
-                agent_id=agent_id,
-                state=state,
-                namespace=namespace,
-                checkpoint_id=checkpoint_id,
-                framework=framework,
-                schema_version=schema_version,
-                step_index=step_index,
-                step_name=step_name,
-                run_id=run_id,
-                context=context,
-                metadata=metadata,
-                ttl_seconds=ttl_seconds,
-                pinned=pinned,
-            )
+        return flows.checkpoint_save(
+            self.memory,
+            thread_id=thread_id,
+            agent_id=agent_id,
+            state=state,
+            namespace=namespace,
+            checkpoint_id=checkpoint_id,
+            framework=framework,
+            schema_version=schema_version,
+            step_index=step_index,
+            step_name=step_name,
+            run_id=run_id,
+            context=context,
+            metadata=metadata,
+            ttl_seconds=ttl_seconds,
+            pinned=pinned,
         )
 
-    async def thread_fork(
+    @endpoint
+    def thread_fork(
         self,
         thread_id: str,
         *,
@@ -156,47 +159,51 @@ class AsyncThreadMethods(AsyncBase):
         namespace: str | None = None,
         new_thread_id: str | None = None,
         name: str | None = None,
-    ) -> Thread:
+    ) -> Call[Thread]:
         """A new thread whose head is a copy of `checkpoint_id` (default: the head), with the messages up
         to it."""
-        return await self.send(
-            th.thread_fork(
-                thread_id,
-                checkpoint_id=checkpoint_id,
-                namespace=namespace,
-                new_thread_id=new_thread_id,
-                name=name,
-            )
+        return th.thread_fork(
+            thread_id,
+            checkpoint_id=checkpoint_id,
+            namespace=namespace,
+            new_thread_id=new_thread_id,
+            name=name,
         )
 
-    async def thread_copy(self, thread_id: str, target_thread_id: str) -> Thread:
+    @endpoint
+    def thread_copy(self, thread_id: str, target_thread_id: str) -> Call[Thread]:
         """A full copy: every checkpoint (same ids), pending write and message. Conflict if the target
         exists."""
-        return await self.send(th.thread_copy(thread_id, target_thread_id))
+        return th.thread_copy(thread_id, target_thread_id)
 
-    async def thread_prune(
+    @endpoint
+    def thread_prune(
         self, thread_id: str, strategy: str = "keep_latest", *, user_id: str | None = None
-    ) -> int:
+    ) -> Call[int]:
         """`keep_latest` (the newest checkpoint of each namespace survives) or `delete`; returns the count."""
-        return await self.send(th.thread_prune(thread_id, strategy, user_id=user_id))
+        return th.thread_prune(thread_id, strategy, user_id=user_id)
 
-    async def thread_summarize(self, thread_id: str) -> Job:
+    @endpoint
+    def thread_summarize(self, thread_id: str) -> Call[Job]:
         """Summarise the thread's new messages into its scope's medallion (a job)."""
-        return await self.send(th.thread_summarize(thread_id))
+        return th.thread_summarize(thread_id)
 
-    async def thread_storage(self, thread_id: str) -> dict[str, Any]:
+    @endpoint
+    def thread_storage(self, thread_id: str) -> Call[dict[str, Any]]:
         """Bytes by namespace and kind (state, writes, messages)."""
-        return await self.send(th.thread_storage(thread_id))
+        return th.thread_storage(thread_id)
 
     # --- messages ----------------------------------------------------------------------------------------
 
-    async def messages_append(
+    @endpoint
+    def messages_append(
         self, thread_id: str, messages: Sequence[Mapping[str, Any] | Any], *, user_id: str | None = None
-    ) -> list[Message]:
+    ) -> Call[list[Message]]:
         """Append 1..1000 messages in order; each gets a message_id (if missing) and a seq."""
-        return await self.send(th.messages_append(thread_id, messages, user_id=user_id))
+        return th.messages_append(thread_id, messages, user_id=user_id)
 
-    async def messages_list(
+    @endpoint
+    def messages_list(
         self,
         thread_id: str,
         *,
@@ -207,28 +214,29 @@ class AsyncThreadMethods(AsyncBase):
         limit: int | None = None,
         cursor: str | None = None,
         user_id: str | None = None,
-    ) -> Page[Message]:
+    ) -> Call[Page[Message]]:
         """One page of a thread's messages in seq order; `search` is full text."""
-        return await self.send(
-            th.messages_list(
-                thread_id,
-                role=role,
-                search=search,
-                after_seq=after_seq,
-                before_seq=before_seq,
-                limit=limit,
-                cursor=cursor,
-                user_id=user_id,
-            )
+        return th.messages_list(
+            thread_id,
+            role=role,
+            search=search,
+            after_seq=after_seq,
+            before_seq=before_seq,
+            limit=limit,
+            cursor=cursor,
+            user_id=user_id,
         )
 
-    async def message_get(self, thread_id: str, message_id: str, *, user_id: str | None = None) -> Message:
-        return await self.send(th.message_get(thread_id, message_id, user_id=user_id))
+    @endpoint
+    def message_get(self, thread_id: str, message_id: str, *, user_id: str | None = None) -> Call[Message]:
+        return th.message_get(thread_id, message_id, user_id=user_id)
 
-    async def message_delete(self, thread_id: str, message_id: str, *, user_id: str | None = None) -> None:
-        await self.send(th.message_delete(thread_id, message_id, user_id=user_id))
+    @endpoint
+    def message_delete(self, thread_id: str, message_id: str, *, user_id: str | None = None) -> Call[None]:
+        return th.message_delete(thread_id, message_id, user_id=user_id)
 
-    async def messages_search(
+    @endpoint
+    def messages_search(
         self,
         *,
         search: str | None = None,
@@ -237,10 +245,8 @@ class AsyncThreadMethods(AsyncBase):
         role: str | None = None,
         limit: int | None = None,
         cursor: str | None = None,
-    ) -> Page[Message]:
+    ) -> Call[Page[Message]]:
         """Workspace-wide message search."""
-        return await self.send(
-            th.messages_search(
-                search=search, thread_id=thread_id, user_id=user_id, role=role, limit=limit, cursor=cursor
-            )
+        return th.messages_search(
+            search=search, thread_id=thread_id, user_id=user_id, role=role, limit=limit, cursor=cursor
         )

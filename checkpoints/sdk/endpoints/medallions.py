@@ -1,4 +1,4 @@
-"""Blocking methods for medallions, jobs, retention, the schema and the health check."""
+"""The API methods for medallions, jobs, retention, the schema and the health check."""
 
 from __future__ import annotations
 
@@ -9,17 +9,20 @@ from checkpoints.medallion_schema import Evidence, Medallion, MedallionScope
 from checkpoints.sdk import flows
 from checkpoints.sdk.calls import medallions as md
 from checkpoints.sdk.calls.medallions import MedallionCheckpointResult, MedallionRevision
+from checkpoints.sdk.endpoints.base import Endpoints, endpoint
 from checkpoints.sdk.models import Job, Page
-from checkpoints.sdk.sync_api.base import SyncBase
+from checkpoints.sdk.transport import Call
 
 
-class MedallionMethods(SyncBase):
+class MedallionEndpoints(Endpoints):
     # --- medallions, jobs, retention -----------------------------------------------------------------------
 
-    def medallion_create(self, document: Mapping[str, Any]) -> Medallion:
+    @endpoint
+    def medallion_create(self, document: Mapping[str, Any]) -> Call[Medallion]:
         """Store an agent-written medallion (scope + content; Conflict if the scope has an active one)."""
-        return self.send(md.medallion_create(document))
+        return md.medallion_create(document)
 
+    @endpoint
     def medallion_checkpoint(
         self,
         scope: MedallionScope,
@@ -27,10 +30,11 @@ class MedallionMethods(SyncBase):
         *,
         thread_id: str | None = None,
         wait: float | None = None,
-    ) -> MedallionCheckpointResult:
+    ) -> Call[MedallionCheckpointResult]:
         """Create or update the medallion of exactly this scope from the evidence (a job; `wait` seconds)."""
-        return self.send(md.medallion_checkpoint(scope, evidence, thread_id=thread_id, wait=wait))
+        return md.medallion_checkpoint(scope, evidence, thread_id=thread_id, wait=wait)
 
+    @endpoint
     def medallions_list(
         self,
         *,
@@ -39,31 +43,36 @@ class MedallionMethods(SyncBase):
         status: str | None = None,
         limit: int | None = None,
         cursor: str | None = None,
-    ) -> Page[Medallion]:
+    ) -> Call[Page[Medallion]]:
         """Medallions whose nodes include `graph_nodes` and whose tags overlap `tags`, newest first."""
-        return self.send(
-            md.medallions_list(graph_nodes=graph_nodes, tags=tags, status=status, limit=limit, cursor=cursor)
+        return md.medallions_list(
+            graph_nodes=graph_nodes, tags=tags, status=status, limit=limit, cursor=cursor
         )
 
-    def medallion_get(self, medallion_id: str) -> Medallion:
-        return self.send(md.medallion_get(medallion_id))
+    @endpoint
+    def medallion_get(self, medallion_id: str) -> Call[Medallion]:
+        return md.medallion_get(medallion_id)
 
+    @endpoint
     def medallion_update(
         self, medallion_id: str, changes: Mapping[str, Any], *, expected_version: int | None = None
-    ) -> Medallion:
+    ) -> Call[Medallion]:
         """Change status and/or content: a new revision (PreconditionFailed if `expected_version` is
         stale)."""
-        return self.send(md.medallion_update(medallion_id, changes, expected_version=expected_version))
+        return md.medallion_update(medallion_id, changes, expected_version=expected_version)
 
-    def medallion_delete(self, medallion_id: str) -> None:
-        self.send(md.medallion_delete(medallion_id))
+    @endpoint
+    def medallion_delete(self, medallion_id: str) -> Call[None]:
+        return md.medallion_delete(medallion_id)
 
+    @endpoint
     def medallion_revisions(
         self, medallion_id: str, *, limit: int | None = None, cursor: str | None = None
-    ) -> Page[MedallionRevision]:
+    ) -> Call[Page[MedallionRevision]]:
         """Every version, newest first, with its evidence."""
-        return self.send(md.medallion_revisions(medallion_id, limit=limit, cursor=cursor))
+        return md.medallion_revisions(medallion_id, limit=limit, cursor=cursor)
 
+    @endpoint
     def jobs_list(
         self,
         *,
@@ -71,35 +80,43 @@ class MedallionMethods(SyncBase):
         kind: str | None = None,
         limit: int | None = None,
         cursor: str | None = None,
-    ) -> Page[Job]:
-        return self.send(md.jobs_list(status=status, kind=kind, limit=limit, cursor=cursor))
+    ) -> Call[Page[Job]]:
+        return md.jobs_list(status=status, kind=kind, limit=limit, cursor=cursor)
 
-    def job_get(self, job_id: str) -> Job:
-        return self.send(md.job_get(job_id))
+    @endpoint
+    def job_get(self, job_id: str) -> Call[Job]:
+        return md.job_get(job_id)
 
-    def job_wait(self, job_id: str, *, timeout: float = 60.0) -> Job:
+    @endpoint
+    def job_wait(self, job_id: str, *, timeout: float = 60.0) -> flows.Flow[Job]:
         """Poll until the job finishes: the job if it succeeded, JobFailed if it failed, TimeoutError."""
-        return self.run(flows.job_wait(job_id, timeout=timeout))
+        return flows.job_wait(job_id, timeout=timeout)
 
-    def retention_get(self) -> dict[str, Any]:
-        return self.send(md.retention_get())
+    @endpoint
+    def retention_get(self) -> Call[dict[str, Any]]:
+        return md.retention_get()
 
-    def retention_put(self, policy: Mapping[str, Any]) -> dict[str, Any]:
+    @endpoint
+    def retention_put(self, policy: Mapping[str, Any]) -> Call[dict[str, Any]]:
         """Change the workspace retention policy (an `admin` key)."""
-        return self.send(md.retention_put(policy))
+        return md.retention_put(policy)
 
-    def retention_preview(self) -> dict[str, Any]:
+    @endpoint
+    def retention_preview(self) -> Call[dict[str, Any]]:
         """Exactly what the next retention sweep would do."""
-        return self.send(md.retention_preview())
+        return md.retention_preview()
 
-    def retention_sweep(self) -> Job:
+    @endpoint
+    def retention_sweep(self) -> Call[Job]:
         """Sweep the workspace now (a job; poll it with job_wait)."""
-        return self.send(md.retention_sweep())
+        return md.retention_sweep()
 
-    def schema(self) -> dict[str, Any]:
+    @endpoint
+    def schema(self) -> Call[dict[str, Any]]:
         """The OpenAPI 3 document."""
-        return self.send(md.schema())
+        return md.schema()
 
-    def health(self) -> dict[str, Any]:
+    @endpoint
+    def health(self) -> Call[dict[str, Any]]:
         """`/healthz`: `{"database", "cache", "broker"}`, each "ok" or the problem."""
-        return self.send(md.health())
+        return md.health()
