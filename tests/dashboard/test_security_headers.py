@@ -20,9 +20,9 @@ def test_every_dashboard_page_forbids_inline_code_and_other_origins(
 ) -> None:
     client = Client()
     client.force_login(staff)
-    pages = [url for _, url, action in urls_for(world, key) if not action] + ["/dashboard/login/"]
-    for url in pages:
-        response = client.get(url)
+    pages = [(client, url) for _, url, action in urls_for(world, key) if not action]
+    for page_client, url in [*pages, (Client(), "/dashboard/login/")]:
+        response = page_client.get(url)
         assert response.status_code == 200, url
         policy = response.headers["Content-Security-Policy"]
         assert "script-src 'self';" in policy and "style-src 'self';" in policy, url
