@@ -22,25 +22,6 @@ class ConfirmForm(forms.Form):
     """Actions that need nothing but the confirmation itself."""
 
 
-class ForkForm(forms.Form):
-    thread_id = forms.CharField(
-        required=False,
-        max_length=128,
-        validators=[client_id_validator],
-        label="New thread id",
-        help_text="Leave empty for a generated id.",
-    )
-    name = forms.CharField(required=False, max_length=255, label="Name of the new thread")
-
-    def service_arguments(self) -> dict[str, Any]:
-        arguments: dict[str, Any] = {}
-        if self.cleaned_data.get("thread_id"):
-            arguments["thread_id"] = self.cleaned_data["thread_id"]
-        if self.cleaned_data.get("name"):
-            arguments["name"] = self.cleaned_data["name"]
-        return arguments
-
-
 class TtlForm(forms.Form):
     ttl_seconds = forms.IntegerField(
         required=False,

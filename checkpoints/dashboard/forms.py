@@ -7,9 +7,10 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from django import forms
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, Q, QuerySet
 
-from checkpoints.models import AuditEvent, Job, Medallion, Message, Thread
+from checkpoints.dashboard.audit_actions import ActionPicker, filter_by_action
+from checkpoints.models import AuditEvent, Checkpoint, Job, Medallion, Message, Thread
 from checkpoints.models.medallion import MedallionQuerySet
 
 
@@ -55,11 +56,14 @@ class ThreadFilterForm(DateRangeMixin):
     q = forms.CharField(required=False, max_length=200, label="Text", help_text="Thread id or name contains")
     user_id = forms.CharField(required=False, max_length=255, label="User")
     tag = forms.CharField(required=False, max_length=500, label="Tags", help_text="Comma-separated, any")
+    agent = forms.CharField(
+        required=False, max_length=255, help_text="Threads with a checkpoint by this agent"
+    )
     date_field = forms.ChoiceField(
         required=False, choices=[("updated_at", "Updated"), ("created_at", "Created")], label="Date"
     )
     ordering = forms.ChoiceField(required=False, choices=list(ORDERINGS.items()), label="Sort")
-    field_order = ["q", "user_id", "tag", "date_field", "date_from", "date_to", "ordering"]
+    field_order = ["q", "user_id", "agent", "tag", "date_field", "date_from", "date_to", "ordering"]
 
     def apply(self, queryset: QuerySet[Thread]) -> QuerySet[Thread]:
         data = self.cleaned_data
@@ -67,6 +71,8 @@ class ThreadFilterForm(DateRangeMixin):
             queryset = queryset.filter(Q(thread_id__icontains=data["q"]) | Q(name__icontains=data["q"]))
         if data.get("user_id"):
             queryset = queryset.filter(user_id=data["user_id"])
+        if data.get("agent"):
+            queryset = queryset.filter(Exists(Checkpoint.objects.by_agent_in_thread(data["agent"])))
         tags = _words(data.get("tag") or "")
         if tags:
             queryset = queryset.filter(tags__has_any_element=tags)
@@ -86,7 +92,7 @@ class MessageSearchForm(forms.Form):
 class AuditFilterForm(DateRangeMixin):
     actor = forms.CharField(required=False, max_length=255, help_text="Contains, e.g. user:alice or key:")
     action = forms.CharField(
-        required=False, max_length=64, help_text="Exact (thread.delete) or a prefix ending in a dot (thread.)"
+        required=False, max_length=64, widget=ActionPicker, help_text="One action, or a group (checkpoint.*)"
     )
     target = forms.CharField(required=False, max_length=512, help_text="Target id contains")
     field_order = ["actor", "action", "target", "date_from", "date_to"]
@@ -95,11 +101,7 @@ class AuditFilterForm(DateRangeMixin):
         data = self.cleaned_data
         if data.get("actor"):
             queryset = queryset.filter(actor_label__icontains=data["actor"])
-        action = data.get("action") or ""
-        if action.endswith("."):
-            queryset = queryset.filter(action__startswith=action)
-        elif action:
-            queryset = queryset.filter(action=action)
+        queryset = filter_by_action(queryset, data.get("action") or "")
         if data.get("target"):
             queryset = queryset.filter(target_id__icontains=data["target"])
         return queryset.filter(self.date_filter("created_at"))

@@ -6,13 +6,17 @@ from django.urls import include, path
 
 from checkpoints.api import urls as _api_urls  # noqa: F401  (registers the `cid` path converter)
 from checkpoints.dashboard.views import (
+    agents,
     apikeys,
     audit,
     auth,
     checkpoints,
+    jobs,
     medallions,
     retention,
+    search,
     threads,
+    timeline,
     workspaces,
 )
 from checkpoints.dashboard.views.actions import checkpoints as checkpoint_actions
@@ -29,7 +33,10 @@ CHECKPOINT = f"{THREAD}checkpoints/<cid:checkpoint_id>/"
 workspace_patterns = [
     path("", workspaces.overview, name="overview"),
     path("threads/", threads.thread_list, name="threads"),
+    path("search/", search.search, name="search"),
+    path("handoffs/", agents.handoff_list, name="handoffs"),
     path(THREAD, threads.thread_detail, name="thread"),
+    path(f"{THREAD}timeline/", timeline.thread_timeline, name="thread-timeline"),
     path(f"{THREAD}delete/", thread_actions.ThreadDeleteAction.view(), name="thread-delete"),
     path(f"{THREAD}prune/", thread_actions.ThreadPruneAction.view(), name="thread-prune"),
     path(f"{THREAD}summarize/", summarize_actions.ThreadSummarizeAction.view(), name="thread-summarize"),
@@ -44,8 +51,12 @@ workspace_patterns = [
     path("medallions/", medallions.medallion_list, name="medallions"),
     path("medallions/<uuid:medallion_id>/", medallions.medallion_detail, name="medallion"),
     path("audit/", audit.audit_log, name="audit"),
-    path("jobs/", audit.job_list, name="jobs"),
+    path("audit/export.csv", audit.audit_export_csv, name="audit-export-csv"),
+    path("audit/export.json", audit.audit_export_json, name="audit-export-json"),
+    path("jobs/", jobs.job_list, name="jobs"),
+    path("jobs/<uuid:job_id>/", jobs.job_detail, name="job"),
     path("retention/", retention.retention, name="retention"),
+    path("retention/edit/", retention_actions.RetentionPolicyAction.view(), name="retention-edit"),
     path("retention/sweep/", retention_actions.SweepAction.view(), name="retention-sweep"),
     path("keys/", apikeys.api_key_list, name="keys"),
     path("keys/new/", key_actions.ApiKeyCreateAction.view(), name="key-create"),

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from django.db import models
-from django.db.models import Q
+from django.db.models import OuterRef, Q
 from django.utils import timezone
 
 from checkpoints.models.thread import Thread
@@ -51,6 +51,11 @@ class CheckpointQuerySet(models.QuerySet["Checkpoint"]):
 
     def tombstones(self) -> CheckpointQuerySet:
         return self.filter(expired_at__isnull=False)
+
+    def by_agent_in_thread(self, agent_id: str) -> CheckpointQuerySet:
+        """The outer thread's checkpoints by `agent_id`, for `Exists()` in a thread query. The workspace is
+        named too, so PostgreSQL reads them from `checkpoint_ws_agent`."""
+        return self.filter(workspace=OuterRef("workspace"), thread=OuterRef("pk"), agent_id=agent_id)
 
     def newest_first(self) -> CheckpointQuerySet:
         """Creation order, newest first (the primary key grows with every insert)."""

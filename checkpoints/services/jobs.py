@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from celery import Task
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import F, Q
@@ -87,6 +88,12 @@ def job_actor(job: Job) -> Actor:
     return Actor.system(f"job:{job.kind}")
 
 
+def job_params(job: Job) -> dict[str, Any]:
+    """The job's own parameters, without who asked for it (`job_actor`)."""
+    params = job.params if isinstance(job.params, dict) else {"value": job.params}
+    return {name: value for name, value in params.items() if name != _REQUESTED_BY}
+
+
 def job_get(*, workspace: Workspace, job_id: uuid.UUID) -> Job:
     """The workspace's job with this public id; another workspace's job is NotFound, as if missing."""
     job = Job.objects.for_workspace(workspace).filter(job_id=job_id).first()
@@ -147,6 +154,10 @@ def job_execute(
 
 
 def _describe(exc: BaseException) -> str:
+    if isinstance(exc, SoftTimeLimitExceeded):
+        # Raised inside the handler wherever it was: what it had not committed is not written.
+        limit = settings.CELERY_TASK_SOFT_TIME_LIMIT
+        return f"Stopped at the soft time limit ({limit} s, CELERY_TASK_SOFT_TIME_LIMIT) before it finished."
     message = str(exc)
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -33,6 +34,8 @@ from checkpoints.services.threads import thread_erase
 logger = logging.getLogger(__name__)
 
 SAMPLE_SIZE = 20
+# A sweep's audit event names at most this many checkpoints per rule (its counts stay exact).
+SWEEP_AUDIT_IDS = 100
 POLICY_FIELDS = (
     "default_ttl_seconds",
     "keep_latest",
@@ -42,11 +45,25 @@ POLICY_FIELDS = (
 )
 _SYSTEM = Actor.system("retention")
 
-Tally = defaultdict[int, dict[str, int]]
+RULES = ("expired", "pruned")
 
 
-def _new_tally() -> Tally:
-    return defaultdict(lambda: {"expired": 0, "pruned": 0})
+@dataclass
+class _Tally:
+    """Per workspace (pk): how many checkpoints each rule tombstoned, and the first SWEEP_AUDIT_IDS."""
+
+    counts: defaultdict[int, dict[str, int]] = field(
+        default_factory=lambda: defaultdict(lambda: dict.fromkeys(RULES, 0))
+    )
+    touched: defaultdict[int, dict[str, list[int]]] = field(
+        default_factory=lambda: defaultdict(lambda: {rule: [] for rule in RULES})
+    )
+
+    def add(self, workspace_pk: int, rule: str, checkpoint_pk: int) -> None:
+        self.counts[workspace_pk][rule] += 1
+        touched = self.touched[workspace_pk][rule]
+        if len(touched) < SWEEP_AUDIT_IDS:
+            touched.append(checkpoint_pk)
 
 
 # --- what each rule selects (shared by the sweep and the preview, so the preview is exact) ------------------
@@ -97,10 +114,15 @@ def purgeable_tombstones(
 def idle_threads(*, now: datetime, workspace: Workspace | None = None) -> QuerySet[Thread]:
     """Threads (not pinned) past their own idle expiry (`expires_at`) or the workspace's idle TTL."""
     idle = Q(expires_at__lte=now)
-    policies = Workspace.objects.filter(thread_idle_ttl_seconds__isnull=False)
-    if workspace is not None:
-        policies = policies.filter(pk=workspace.pk)
-    for workspace_pk, ttl in policies.values_list("pk", "thread_idle_ttl_seconds"):
+    # One workspace: its policy as given, so a preview can try a policy that is not saved yet.
+    policies: Iterable[tuple[int, int | None]] = (
+        [(workspace.pk, workspace.thread_idle_ttl_seconds)]
+        if workspace is not None
+        else Workspace.objects.filter(thread_idle_ttl_seconds__isnull=False).values_list(
+            "pk", "thread_idle_ttl_seconds"
+        )
+    )
+    for workspace_pk, ttl in policies:
         if ttl:
             idle |= Q(workspace_id=workspace_pk, updated_at__lte=now - timedelta(seconds=ttl))
     queryset = Thread.objects.filter(pinned=False).filter(idle)
@@ -121,7 +143,7 @@ def _in_threads(queryset: QuerySet[Checkpoint], thread_pks: Iterable[int] | None
     return queryset if thread_pks is None else queryset.filter(thread_id__in=list(thread_pks))
 
 
-def _tombstone_in_batches(select: Any, *, now: datetime, batch_size: int, rule: str, tally: Tally) -> None:
+def _tombstone_in_batches(select: Any, *, now: datetime, batch_size: int, rule: str, tally: _Tally) -> None:
     """Tombstone what `select(thread_pks)` returns, batch by batch, each batch in its own transaction.
 
     `select(None)` proposes candidates; after their threads are locked, `select(locked)` re-checks them,
@@ -148,8 +170,8 @@ def _tombstone_in_batches(select: Any, *, now: datetime, batch_size: int, rule: 
             candidate_pks = [pk for pk, thread in candidates if thread in locked]
             rows = list(select(locked).filter(pk__in=candidate_pks).values_list("pk", "workspace_id"))
             checkpoints_tombstone(pks=[pk for pk, _ in rows], now=now)
-            for _, workspace_pk in rows:
-                tally[workspace_pk][rule] += 1
+            for pk, workspace_pk in rows:
+                tally.add(workspace_pk, rule, pk)
         if len(candidates) < batch_size:
             return
 
@@ -174,7 +196,7 @@ def retention_sweep(
     """
     now = now or timezone.now()
     batch_size = batch_size or settings.CAIRN_SWEEP_BATCH_SIZE
-    tally = _new_tally()
+    tally = _Tally()
     complete = False
     try:
         _tombstone_in_batches(
@@ -201,23 +223,41 @@ def retention_sweep(
     finally:
         _audit_sweep(tally, actor=actor or _SYSTEM, now=now, complete=complete)
     return {
-        "expired": sum(counts["expired"] for counts in tally.values()),
-        "pruned": sum(counts["pruned"] for counts in tally.values()),
-        "workspaces": len(tally),
+        "expired": sum(counts["expired"] for counts in tally.counts.values()),
+        "pruned": sum(counts["pruned"] for counts in tally.counts.values()),
+        "workspaces": len(tally.counts),
     }
 
 
-def _audit_sweep(tally: Tally, *, actor: Actor, now: datetime, complete: bool) -> None:
+def _audit_sweep(tally: _Tally, *, actor: Actor, now: datetime, complete: bool) -> None:
+    """One `retention.sweep` event per workspace touched: the counts, and which checkpoints (the first
+    SWEEP_AUDIT_IDS per rule; tombstones keep their ids, so they are read back once, after the sweep)."""
+    if not tally.counts:
+        return
     with transaction.atomic():
-        for workspace in Workspace.objects.filter(pk__in=list(tally)).order_by("pk"):
-            counts = tally[workspace.pk]
+        pks = [pk for rules in tally.touched.values() for ids in rules.values() for pk in ids]
+        refs = {
+            pk: {"thread_id": thread_id, "namespace": namespace, "checkpoint_id": checkpoint_id}
+            for pk, thread_id, namespace, checkpoint_id in Checkpoint.objects.filter(pk__in=pks).values_list(
+                "pk", "thread__thread_id", "namespace", "checkpoint_id"
+            )
+        }
+        for workspace in Workspace.objects.filter(pk__in=list(tally.counts)).order_by("pk"):
+            touched = tally.touched[workspace.pk]
             audit_record(
                 workspace=workspace,
                 actor=actor,
                 action="retention.sweep",
                 target_type="workspace",
                 target_id=workspace.slug,
-                details={**counts, "as_of": format_timestamp(now), "complete": complete},
+                details={
+                    **tally.counts[workspace.pk],
+                    "as_of": format_timestamp(now),
+                    "complete": complete,
+                    "checkpoints": {
+                        rule: [refs[pk] for pk in sorted(touched[rule]) if pk in refs] for rule in RULES
+                    },
+                },
             )
 
 

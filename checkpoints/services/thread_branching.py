@@ -5,7 +5,7 @@ can land half-way through."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime
 from typing import Any
 
@@ -18,6 +18,7 @@ from checkpoints.ids import new_id
 from checkpoints.models import Checkpoint, Message, PendingWrite, Thread
 from checkpoints.services.audit import Actor, audit_record
 from checkpoints.services.checkpoint_reads import checkpoint_head, ensure_intact, ensure_readable
+from checkpoints.services.checkpoint_save import UNSET, encode_document
 from checkpoints.services.checkpoints import Payloads, checkpoint_compute_checksum, save_encoded
 from checkpoints.services.thread_rows import idle_expires_at, thread_insert, thread_lock
 from checkpoints.services.threads_base import thread_touch
@@ -25,6 +26,8 @@ from checkpoints.services.threads_base import thread_touch
 PRUNE_STRATEGIES = ("keep_latest", "delete")
 # Rows per INSERT when copying (checkpoint payloads can be large: keep batches modest).
 COPY_BATCH = 200
+# A fork's audit event lists at most this many seqs of the messages it left out (its count stays exact).
+AUDIT_SEQS_MAX = 100
 
 
 def _inherited(source: Thread, now: datetime) -> dict[str, Any]:
@@ -87,6 +90,8 @@ def thread_fork(
     namespace: str = "",
     thread_id: str | None = None,
     name: str | None = None,
+    state: Any = UNSET,
+    message_ids: Collection[str] | None = None,
 ) -> Thread:
     """Branch a new thread from a checkpoint of `source` (default: the head of `namespace`).
 
@@ -95,8 +100,12 @@ def thread_fork(
     pending writes, and its messages are the source's messages up to the checkpoint's `message_seq` (same ids
     and seqs; later appends continue from there). It inherits the source's user, tags, metadata, scope and
     idle TTL; `name` defaults to the source's. The source is not changed. Audit: `checkpoint.fork`.
+
+    Fork with changes: `state` replaces the copied state (ValidationFailed if it cannot be stored), and
+    `message_ids` carries only those of the messages up to `message_seq` (ValidationFailed naming any other).
     """
     now = timezone.now()
+    edited_state = None if state is UNSET else encode_document("state", state)
     source = thread_lock(source)
     if checkpoint is None:
         checkpoint = checkpoint_head(thread=source, namespace=namespace, now=now)
@@ -113,6 +122,10 @@ def thread_fork(
     # The copy gets a fresh checksum: refuse to launder a row altered since it was saved.
     ensure_intact(checkpoint)
     assert checkpoint.state is not None and checkpoint.context is not None and checkpoint.metadata is not None
+    carried: models.QuerySet[Message] = Message.objects.filter(thread=source, seq__lte=checkpoint.message_seq)
+    left_out: list[int] = []
+    if message_ids is not None:
+        carried, left_out = _chosen_messages(carried, message_ids)
     target = thread_insert(
         Thread(
             **_inherited(source, now),
@@ -124,7 +137,7 @@ def thread_fork(
             last_message_seq=checkpoint.message_seq,
         )
     )
-    messages = _clone_rows(Message.objects.filter(thread=source, seq__lte=checkpoint.message_seq), target)
+    messages = _clone_rows(carried, target)
     remaining = None
     if checkpoint.expires_at is not None and not checkpoint.pinned:
         # Whole seconds, rounded up: the copy never expires before the original.
@@ -141,7 +154,11 @@ def thread_fork(
         step_index=checkpoint.step_index,
         step_name=checkpoint.step_name,
         run_id=checkpoint.run_id,
-        payloads=Payloads(state=checkpoint.state, context=checkpoint.context, metadata=checkpoint.metadata),
+        payloads=Payloads(
+            state=checkpoint.state if edited_state is None else edited_state,
+            context=checkpoint.context,
+            metadata=checkpoint.metadata,
+        ),
         ttl_seconds=remaining,
         pinned=checkpoint.pinned,
         created_at=checkpoint.created_at,
@@ -167,9 +184,31 @@ def thread_fork(
             "message_seq": checkpoint.message_seq,
             "messages": messages,
             "pending_writes": writes,
+            **({"state_edited": edited_state != checkpoint.state} if edited_state is not None else {}),
+            **(
+                {"messages_left_out": len(left_out), "left_out_seqs": left_out[:AUDIT_SEQS_MAX]}
+                if message_ids is not None
+                else {}
+            ),
         },
     )
     return target
+
+
+def _chosen_messages(
+    carried: models.QuerySet[Message], message_ids: Collection[str]
+) -> tuple[models.QuerySet[Message], list[int]]:
+    """The messages among `carried` named by `message_ids`, and the seqs of those left out (ValidationFailed
+    if an id names no message of `carried`)."""
+    wanted = set(message_ids)
+    seqs = dict(carried.values_list("message_id", "seq"))
+    unknown = sorted(wanted - set(seqs))
+    if unknown:
+        raise ValidationFailed(
+            "Only messages up to the checkpoint can be carried over.", {"message_ids": unknown[:20]}
+        )
+    left_out = sorted(seq for message_id, seq in seqs.items() if message_id not in wanted)
+    return carried.filter(message_id__in=wanted), left_out
 
 
 @transaction.atomic

@@ -12,7 +12,7 @@ from django.urls import URLPattern, reverse
 
 from checkpoints.dashboard import urls as dashboard_urls
 from checkpoints.dashboard.views.actions.base import ConfirmAction
-from checkpoints.models import ApiKey, AuditEvent, Checkpoint, Thread, Workspace
+from checkpoints.models import ApiKey, AuditEvent, Checkpoint, Job, Thread, Workspace
 from checkpoints.services.workspaces import api_key_create
 from tests.dashboard.world import World, make_user
 
@@ -34,6 +34,7 @@ def url_kwargs(world: World, key: ApiKey) -> dict[str, Any]:
         "checkpoint_id": world.step2.checkpoint_id,
         "medallion_id": world.medallion.medallion_id,
         "prefix": key.prefix,
+        "job_id": Job.objects.filter(workspace=world.workspace).values_list("job_id", flat=True).first(),
     }
 
 

@@ -168,8 +168,8 @@ def test_it_writes_one_audit_event_per_workspace_touched_with_its_counts(
 ) -> None:
     untouched = WorkspaceFactory.create(slug="quiet")
     time_machine.move_to(T0, tick=False)
-    make_checkpoint(workspace, "t1", ttl_seconds=1)
-    make_checkpoint(workspace, "t2", ttl_seconds=1)
+    first = make_checkpoint(workspace, "t1", ttl_seconds=1)
+    second = make_checkpoint(workspace, "t2", ttl_seconds=1)
     make_checkpoint(other_workspace, "t1", ttl_seconds=1)
     make_checkpoint(untouched, "t1")
     time_machine.move_to(T0 + timedelta(seconds=5), tick=False)
@@ -182,6 +182,13 @@ def test_it_writes_one_audit_event_per_workspace_touched_with_its_counts(
         "pruned": 0,
         "as_of": "2026-03-01T12:00:05.000000Z",
         "complete": True,
+        "checkpoints": {
+            "expired": [
+                {"thread_id": "t1", "namespace": "", "checkpoint_id": first.checkpoint_id},
+                {"thread_id": "t2", "namespace": "", "checkpoint_id": second.checkpoint_id},
+            ],
+            "pruned": [],
+        },
     }
     assert events["globex"].details["expired"] == 1
     assert events["acme"].actor_type == AuditEvent.ActorType.SYSTEM

@@ -182,6 +182,7 @@ def snapshot(workspace: Workspace) -> list[Any]:
         AuditEvent.objects.filter(workspace=workspace).count(),
         list(ApiKey.objects.filter(workspace=workspace).order_by("pk").values_list("pk", "revoked_at")),
         (workspace.default_ttl_seconds, workspace.keep_latest, workspace.thread_idle_ttl_seconds),
+        (workspace.tombstone_retention_seconds, workspace.auto_summarize_every),
     ]
 
 
@@ -250,7 +251,20 @@ def dashboard_problem(t: Tenants, client: Client, name: str, method: str) -> str
     """What is wrong with B's staff user's answer to one dashboard route and method, or None."""
     route = ROUTES[name]
     before = snapshot(t.world.workspace)
-    form = {"strategy": "delete", "name": "x", "scope": "admin", "ttl_seconds": "60", "thread_id": "fork-b"}
+    form = {
+        "strategy": "delete",
+        "name": "x",
+        "scope": "admin",
+        "ttl_seconds": "60",
+        "thread_id": "fork-b",
+        # Fork with changes and the retention editor: values that would change A if they reached it.
+        "state": '{"taken": true}',
+        "carry": "none",
+        "keep_latest": "1",
+        "tombstone_retention_seconds_0": "1",
+        "tombstone_retention_seconds_1": "seconds",
+        "auto_summarize_every": "1",
+    }
     statuses = []
     for ids in (t.ids, t.missing):
         url = reverse(name, kwargs={arg: ids[arg] for arg in route.arguments})

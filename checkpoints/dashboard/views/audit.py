@@ -1,32 +1,75 @@
-"""The audit log and the job list of a workspace."""
+"""The audit log of a workspace, and its CSV and JSON exports (same filters)."""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from collections.abc import Iterator
+
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 
 from checkpoints.dashboard.access import workspace_view
-from checkpoints.dashboard.forms import AuditFilterForm, JobFilterForm
+from checkpoints.dashboard.audit_export import EXPORT_MAX_ROWS, audit_csv, audit_json, export_filename
+from checkpoints.dashboard.forms import AuditFilterForm
 from checkpoints.dashboard.paging import DashboardPage
-from checkpoints.models import AuditEvent, Job, Workspace
+from checkpoints.models import AuditEvent, Workspace
 
 
-@workspace_view
-def audit_log(request: HttpRequest, workspace: Workspace) -> HttpResponse:
-    form = AuditFilterForm(request.GET)
+def _filters_only(request: HttpRequest) -> str:
+    """The query string without paging: an export holds every matching event, not the page shown."""
+    query = request.GET.copy()
+    for paging in ("cursor", "limit"):
+        query.pop(paging, None)
+    return query.urlencode()
+
+
+def _page(
+    request: HttpRequest, workspace: Workspace, form: AuditFilterForm, status: int = 200
+) -> HttpResponse:
     page = None
     if form.is_valid():
         queryset = form.apply(AuditEvent.objects.for_workspace(workspace))
         page = DashboardPage(request, queryset, ["-id"])
-    context = {"workspace": workspace, "title": "Audit log", "nav": "audit", "form": form, "page": page}
-    return render(request, "checkpoints/dashboard/audit_log.html", context)
+    context = {
+        "workspace": workspace,
+        "title": "Audit log",
+        "nav": "audit",
+        "form": form,
+        "page": page,
+        "export_query": _filters_only(request),
+        "export_limit": EXPORT_MAX_ROWS,
+    }
+    return render(request, "checkpoints/dashboard/audit_log.html", context, status=status)
 
 
 @workspace_view
-def job_list(request: HttpRequest, workspace: Workspace) -> HttpResponse:
-    form = JobFilterForm(request.GET)
-    page = None
-    if form.is_valid():
-        page = DashboardPage(request, form.apply(Job.objects.for_workspace(workspace)), ["-id"])
-    context = {"workspace": workspace, "title": "Jobs", "nav": "jobs", "form": form, "page": page}
-    return render(request, "checkpoints/dashboard/job_list.html", context)
+def audit_log(request: HttpRequest, workspace: Workspace) -> HttpResponse:
+    return _page(request, workspace, AuditFilterForm(request.GET))
+
+
+def _export(
+    request: HttpRequest, workspace: Workspace, extension: str, content_type: str
+) -> HttpResponse | StreamingHttpResponse:
+    form = AuditFilterForm(request.GET)
+    if not form.is_valid():
+        return _page(request, workspace, form, status=400)
+    queryset = form.apply(AuditEvent.objects.for_workspace(workspace))
+    lines: Iterator[str]
+    if extension == "csv":
+        lines = audit_csv(queryset)
+    else:
+        filters = {name: value for name, value in form.cleaned_data.items() if value not in (None, "")}
+        lines = audit_json(queryset, filters)
+    response = StreamingHttpResponse(lines, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{export_filename(workspace.slug, extension)}"'
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
+@workspace_view
+def audit_export_csv(request: HttpRequest, workspace: Workspace) -> HttpResponse | StreamingHttpResponse:
+    return _export(request, workspace, "csv", "text/csv; charset=utf-8")
+
+
+@workspace_view
+def audit_export_json(request: HttpRequest, workspace: Workspace) -> HttpResponse | StreamingHttpResponse:
+    return _export(request, workspace, "json", "application/json")

@@ -13,6 +13,7 @@ from django.utils import timezone
 from checkpoints.dashboard.access import workspace_view
 from checkpoints.dashboard.diffview import side_by_side
 from checkpoints.dashboard.jsonview import render_json_text
+from checkpoints.dashboard.timeline import neighbours
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import Checkpoint, Thread, Workspace
 from checkpoints.models.thread import CLIENT_ID_PATTERN
@@ -77,6 +78,7 @@ def checkpoint_detail(
     siblings = (
         Checkpoint.objects.filter(thread=thread).without_payload().exclude(pk=checkpoint.pk).newest_first()
     )
+    previous_step, next_step = neighbours(checkpoint)
     context: dict[str, Any] = {
         "workspace": workspace,
         "title": f"Checkpoint {checkpoint.checkpoint_id}",
@@ -88,6 +90,8 @@ def checkpoint_detail(
         "documents": [
             (name, render_json_text(getattr(checkpoint, name)) if readable else None) for name in DOCUMENTS
         ],
+        "previous_step": previous_step,
+        "next_step": next_step,
         "lineage": lineage,
         "lineage_more": lineage_more,
         "children": list(

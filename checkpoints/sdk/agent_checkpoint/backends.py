@@ -12,7 +12,7 @@ import copy
 import itertools
 import json
 import os
-import pickle
+import pickle  # nosec B403 # only for fmt="pickle" files, which the user chose to write and read
 import threading
 import time
 from dataclasses import dataclass
@@ -134,7 +134,7 @@ class FileBackend:
             document = json.loads(source.read_text(encoding="utf-8"))
             document["state"] = tagged.decode(document["state"], allow_pickle=self.allow_pickle)
             return dict(document)
-        return dict(pickle.loads(source.read_bytes()))
+        return dict(pickle.loads(source.read_bytes()))  # nosec B301 # the user chose fmt="pickle" (own files)
 
     def _files(self, key: str) -> list[Path]:
         """The key's checkpoint files, oldest first (their names are zero-padded save times)."""

@@ -29,6 +29,7 @@ class ConfirmAction(View):
     title = ""
     button = "Confirm"
     danger = False
+    template_name = "checkpoints/dashboard/confirm.html"
 
     def target(self, workspace: Workspace, **kwargs: Any) -> Any:
         """The object acted upon, looked up in `workspace` (NotFound otherwise)."""
@@ -50,10 +51,27 @@ class ConfirmAction(View):
     def initial(self, target: Any) -> dict[str, Any]:
         return {}
 
+    def make_form(self, target: Any, data: Any = None) -> forms.Form:
+        """The action's form, bound to `data` on POST; an action whose choices depend on the target
+        (the messages a fork can carry) builds it here."""
+        if data is None:
+            return self.form_class(initial=self.initial(target))
+        return self.form_class(data)
+
+    def extra_context(self, workspace: Workspace, target: Any, form: forms.Form) -> dict[str, Any]:
+        """What an action's own template shows besides the form (a preview, the objects to pick from)."""
+        return {}
+
     def render_page(
-        self, workspace: Workspace, target: Any, form: forms.Form, error: CairnError | None = None
+        self,
+        workspace: Workspace,
+        target: Any,
+        form: forms.Form,
+        error: CairnError | None = None,
+        status: int | None = None,
     ) -> HttpResponse:
         context = {
+            **self.extra_context(workspace, target, form),
             "workspace": workspace,
             "title": self.title,
             "target": target,
@@ -64,20 +82,17 @@ class ConfirmAction(View):
             "cancel_url": self.cancel_url(workspace, target),
             "action_error": error,
         }
-        return render(
-            self.request,
-            "checkpoints/dashboard/confirm.html",
-            context,
-            status=error.status if error else 400 if form.is_bound else 200,
-        )
+        if status is None:
+            status = error.status if error else 400 if form.is_bound else 200
+        return render(self.request, self.template_name, context, status=status)
 
     def get(self, request: HttpRequest, workspace: Workspace, **kwargs: Any) -> HttpResponse:
         target = self.target(workspace, **kwargs)
-        return self.render_page(workspace, target, self.form_class(initial=self.initial(target)))
+        return self.render_page(workspace, target, self.make_form(target))
 
     def post(self, request: HttpRequest, workspace: Workspace, **kwargs: Any) -> HttpResponse:
         target = self.target(workspace, **kwargs)
-        form = self.form_class(request.POST)
+        form = self.make_form(target, request.POST)
         if not form.is_valid():
             return self.render_page(workspace, target, form)
         try:

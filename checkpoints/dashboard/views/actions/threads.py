@@ -9,7 +9,8 @@ from django.http import HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 
 from checkpoints.dashboard.access import actor_for
-from checkpoints.dashboard.action_forms import ForkForm, PruneForm
+from checkpoints.dashboard.action_forms import PruneForm
+from checkpoints.dashboard.fork_forms import ForkForm, editable_state
 from checkpoints.dashboard.views.actions.base import ConfirmAction
 from checkpoints.dashboard.views.actions.checkpoints import CheckpointAction, thread_url
 from checkpoints.models import Checkpoint, Thread, Workspace
@@ -30,27 +31,41 @@ class ThreadAction(ConfirmAction):
 
 
 class ForkAction(CheckpointAction):
+    """Fork as it is, or with changes: an edited state and a choice of the messages carried over."""
+
     form_class = ForkForm
+    template_name = "checkpoints/dashboard/fork.html"
     title = "Fork a thread from this checkpoint"
     button = "Fork"
 
     def explanation(self, target: Checkpoint) -> str:
         return (
             f"A new thread starts from checkpoint {target.checkpoint_id} of {target.thread.thread_id}: its "
-            f"head is a copy of this checkpoint and it gets the messages up to #{target.message_seq}. "
-            "The source thread is not changed."
+            f"head is a copy of this checkpoint (with the state below, edited or not) and it gets the "
+            f"messages up to #{target.message_seq} you keep. The source thread is not changed."
         )
+
+    def make_form(self, target: Checkpoint, data: Any = None) -> ForkForm:
+        if data is None:
+            return ForkForm(checkpoint=target, initial={"state": editable_state(target), "carry": "all"})
+        return ForkForm(data, checkpoint=target)
 
     def perform(self, workspace: Workspace, target: Checkpoint, form: forms.Form) -> HttpResponse:
         assert isinstance(form, ForkForm)
+        arguments = form.service_arguments()
         fork = thread_fork(
             source=target.thread,
             actor=actor_for(self.request),
             checkpoint=target,
             namespace=target.namespace,
-            **form.service_arguments(),
+            **arguments,
         )
-        self.success(f"Forked into thread {fork.thread_id}.")
+        changes = [
+            "state edited" if "state" in arguments else "",
+            f"{len(arguments['message_ids'])} messages carried" if "message_ids" in arguments else "",
+        ]
+        said = "; ".join(change for change in changes if change)
+        self.success(f"Forked into thread {fork.thread_id}{f' ({said})' if said else ''}.")
         return HttpResponseRedirect(thread_url(workspace, fork))
 
 

@@ -1,0 +1,102 @@
+"""The retention policy form: durations in days, hours, minutes or seconds, the same bounds as the API
+(read from its serializer, the one place they are defined). An empty amount switches the rule off."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from checkpoints.api.serializers.retention import RetentionPolicyUpdateSerializer
+from checkpoints.templatetags.dashboard import duration
+
+UNITS = {"days": 86_400, "hours": 3_600, "minutes": 60, "seconds": 1}
+UNIT_CHOICES = [(name, name) for name in UNITS]
+
+
+def api_bounds(name: str) -> tuple[int, int]:
+    """The (min, max) the API accepts for a policy field."""
+    field: Any = RetentionPolicyUpdateSerializer().fields[name]
+    return int(field.min_value), int(field.max_value)
+
+
+class DurationWidget(forms.MultiWidget):
+    """An amount and its unit; a stored number of seconds is shown in the largest unit that divides it."""
+
+    def __init__(self, label: str) -> None:
+        super().__init__(
+            [
+                forms.NumberInput(attrs={"min": 1, "step": 1, "inputmode": "numeric"}),
+                forms.Select(choices=UNIT_CHOICES, attrs={"aria-label": f"{label}: unit"}),
+            ]
+        )
+
+    def id_for_label(self, id_: str) -> str:
+        return f"{id_}_0" if id_ else id_  # the label names the amount; the unit has its own aria-label
+
+    def decompress(self, value: int | None) -> list[Any]:
+        if not value:
+            return [None, "days"]
+        unit = next(name for name, size in UNITS.items() if value % size == 0)
+        return [value // UNITS[unit], unit]
+
+
+class DurationField(forms.MultiValueField):
+    """A whole number of seconds entered as amount + unit, within the API's bounds; None when empty."""
+
+    def __init__(self, *, policy_field: str, label: str, help_text: str) -> None:
+        _, self.max_seconds = api_bounds(policy_field)
+        super().__init__(
+            fields=(
+                forms.IntegerField(required=False, min_value=1),
+                forms.ChoiceField(required=False, choices=UNIT_CHOICES),
+            ),
+            require_all_fields=False,
+            required=False,
+            widget=DurationWidget(label),
+            label=label,
+            help_text=help_text,
+        )
+
+    def compress(self, data_list: list[Any]) -> int | None:
+        if not data_list or data_list[0] in (None, ""):
+            return None
+        seconds = int(data_list[0]) * UNITS[data_list[1] or "seconds"]
+        if seconds > self.max_seconds:
+            raise forms.ValidationError(f"At most {duration(self.max_seconds)}.")
+        return seconds
+
+
+def _count_field(policy_field: str, label: str, help_text: str) -> forms.IntegerField:
+    low, high = api_bounds(policy_field)
+    return forms.IntegerField(required=False, min_value=low, max_value=high, label=label, help_text=help_text)
+
+
+class RetentionPolicyForm(forms.Form):
+    """Every policy field at once; the cleaned data are the keyword arguments of retention_policy_update."""
+
+    default_ttl_seconds = DurationField(
+        policy_field="default_ttl_seconds",
+        label="Default checkpoint TTL",
+        help_text="Given to checkpoints saved from now on without a TTL. Empty: they never expire.",
+    )
+    keep_latest = _count_field(
+        "keep_latest",
+        "Keep latest",
+        "Live checkpoints kept per thread and namespace; older ones become tombstones. Empty: all.",
+    )
+    thread_idle_ttl_seconds = DurationField(
+        policy_field="thread_idle_ttl_seconds",
+        label="Idle thread expiry",
+        help_text="Threads (not pinned) untouched this long are deleted. Empty: never.",
+    )
+    tombstone_retention_seconds = DurationField(
+        policy_field="tombstone_retention_seconds",
+        label="Keep tombstones for",
+        help_text="Tombstones are deleted this long after they expired. Empty: kept forever.",
+    )
+    auto_summarize_every = _count_field(
+        "auto_summarize_every",
+        "Summarise every",
+        "Summarise a thread into its medallion every N new messages. Empty: never.",
+    )

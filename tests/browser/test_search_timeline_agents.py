@@ -1,0 +1,89 @@
+"""Three auditor tasks done through the dashboard alone, in headless Chromium: search a word across threads
+and open a hit in its thread's timeline; find a handoff by agent; step from a checkpoint to the next one.
+With CAIRN_SCREENSHOTS=1 they write docs/screenshots/search.png, timeline.png and handoffs.png (1280 px)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from pytest_django.live_server_helper import LiveServer
+
+from checkpoints.models import Workspace
+from checkpoints.services.messages import messages_append
+from tests.browser.test_dashboard_flow import log_in
+from tests.dashboard.world import World, build_world, make_user
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SCREENSHOT_WIDTH = {"width": 1280, "height": 860}
+
+
+@pytest.fixture
+def world(transactional_db: None) -> World:
+    workspace = Workspace.objects.create(slug="acme", name="Acme Research")
+    world = build_world(workspace)
+    messages_append(
+        workspace=workspace,
+        thread_id="run-2",
+        messages=[
+            {"role": "user", "content": "Why did the billing export fail last night?"},
+            {"role": "assistant", "name": "support-bot", "content": "The billing export timed out at 02:00."},
+        ],
+    )
+    make_user("alice", workspaces=(workspace,))
+    return world
+
+
+def test_it_finds_a_word_across_threads_and_opens_its_place_in_the_timeline(
+    page: Any, live_server: LiveServer, world: World, screenshot: Any
+) -> None:
+    page.set_viewport_size(SCREENSHOT_WIDTH)
+    log_in(page, live_server, "/dashboard/w/acme/")
+    page.get_by_role("navigation", name="Workspace").get_by_role("link", name="Search").click()
+    page.get_by_label("Words").fill("billing")
+    page.get_by_role("button", name="Apply").click()
+    hits = page.locator("ol.search-hits > li")
+    assert hits.count() == 4  # two in run-2, one in run-1 and its copy in the fork run-1-fork
+    assert page.locator("ol.search-hits mark").first.inner_text().lower() == "billing"
+    threads = [hits.nth(i).locator(".msg-head a").first.inner_text() for i in range(4)]
+    assert sorted(threads) == ["run-1", "run-1-fork", "run-2", "run-2"]
+    screenshot(page, "search")
+
+    hits.nth(threads.index("run-1")).get_by_role("link", name="#1").click()
+    assert page.locator("h1").inner_text() == "Timeline of run-1"
+    anchored = page.locator(".tl-anchor")
+    assert anchored.get_attribute("id") == "m-1" and "billing service" in anchored.inner_text()
+    assert anchored.locator("[data-followed-by]").inner_text() == world.root.checkpoint_id
+    assert page.locator("[data-spawned-by]").count() == 2  # the tools subgraph under its step
+    screenshot(page, "timeline")
+
+
+def test_it_finds_a_handoff_by_agent(
+    page: Any, live_server: LiveServer, world: World, screenshot: Any
+) -> None:
+    page.set_viewport_size(SCREENSHOT_WIDTH)
+    log_in(page, live_server, "/dashboard/w/acme/")
+    page.get_by_role("navigation", name="Workspace").get_by_role("link", name="Handoffs").click()
+    page.get_by_label("To agent").fill("reviewer")
+    page.get_by_role("button", name="Apply").click()
+    rows = page.locator("table.handoffs tbody tr")
+    assert rows.count() == 1
+    assert re.sub(r"\s+", " ", rows.first.locator("td").first.inner_text()) == "planner → reviewer"
+    assert rows.first.locator("[data-status]").inner_text() == "acknowledged"
+    screenshot(page, "handoffs")
+    page.get_by_label("To agent").fill("nobody")
+    page.get_by_role("button", name="Apply").click()
+    assert page.locator("table.handoffs").inner_text().count("No handoffs match.") == 1
+
+
+def test_it_steps_from_a_checkpoint_to_the_next(page: Any, live_server: LiveServer, world: World) -> None:
+    log_in(page, live_server, f"/dashboard/w/acme/threads/run-1/checkpoints/{world.step1.checkpoint_id}/?ns=")
+    assert page.locator("h1").inner_text() == f"Checkpoint {world.step1.checkpoint_id}"
+    page.get_by_role("navigation", name="Steps").get_by_role("link", name=re.compile("Next step")).click()
+    assert page.locator("h1").inner_text() == f"Checkpoint {world.step2.checkpoint_id}"
+    page.get_by_role("navigation", name="Steps").get_by_role("link", name=re.compile("Previous step")).click()
+    assert page.locator("h1").inner_text() == f"Checkpoint {world.step1.checkpoint_id}"
+    page.get_by_role("link", name="See it in the timeline").click()
+    assert page.locator(".tl-anchor").get_attribute("id") == f"c-{world.step1.pk}"
