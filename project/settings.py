@@ -178,7 +178,7 @@ SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
-# The dashboard has no inline scripts or styles and loads nothing from elsewhere; SVG charts are inline markup.
+# The dashboard has no inline scripts or styles and loads nothing from elsewhere (README: red-team round 2).
 CAIRN_DASHBOARD_CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; "
     "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"

@@ -56,7 +56,9 @@ class HandoffFilterForm(DateRangeMixin):
 
     agent = forms.CharField(required=False, max_length=255, help_text="From or to this agent")
     from_agent = forms.CharField(required=False, max_length=255, label="From agent")
-    to_agent = forms.CharField(required=False, max_length=255, label="To agent", help_text="The agent's inbox")
+    to_agent = forms.CharField(
+        required=False, max_length=255, label="To agent", help_text="The agent's inbox"
+    )
     status = forms.ChoiceField(required=False, choices=STATUSES)
     thread = forms.CharField(required=False, max_length=128, label="Thread id")
     field_order = [

@@ -132,7 +132,8 @@ def _only_required(node: dict[str, Any]) -> Any:
         return {name: _only_required(node["properties"][name]) for name in node.get("required", [])}
     if kind == "array":
         return [_only_required(node["items"])]
-    return {"string": "x", "number": 0.5, "integer": 1, "boolean": True}[kind]
+    samples: dict[str, Any] = {"string": "x", "number": 0.5, "integer": 1, "boolean": True}
+    return samples[str(kind)]
 
 
 @pytest.mark.parametrize(
