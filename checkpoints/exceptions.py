@@ -57,6 +57,11 @@ class PayloadTooLarge(CairnError):
     status = 413
 
 
+class DiffTooLarge(CairnError):
+    code = "diff_too_large"
+    status = 422
+
+
 class Unavailable(CairnError):
     code = "unavailable"
     status = 503

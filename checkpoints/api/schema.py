@@ -45,6 +45,7 @@ DESCRIPTIONS = {
     "410": "gone: the checkpoint expired (the tombstone is in details.checkpoint)",
     "412": "precondition_failed: If-Match names something that is no longer current",
     "413": "payload_too_large: the body is over CAIRN_MAX_BODY_BYTES",
+    "422": "diff_too_large: the two documents hold more JSON values than CAIRN_DIFF_MAX_NODES",
     "429": "throttled: over the key's rate (Retry-After says when to retry)",
     "503": "unavailable: the database (or, for jobs, the broker) is unreachable",
 }
@@ -69,6 +70,8 @@ def error_statuses(path: str, method: str) -> list[str]:
         statuses += ["409", "410"]
     if (path, method) in _PRECONDITIONS:
         statuses.append("412")
+    if path.endswith("/diff/"):
+        statuses.append("422")
     return sorted(set(statuses))
 
 

@@ -1,5 +1,5 @@
-"""What the extractive summariser pulls out of evidence: decisions, open questions (and which of them a later
-sentence answers), affordances from artefacts and text, and subsystem status."""
+"""What the extractive summariser pulls out of evidence: decisions, affordances from artefacts and text, and
+subsystem status (open questions are in `questions`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from checkpoints.llm.similar import SimilarSets, rarest_first
 from checkpoints.llm.text import Sentence, clean_statement, jaccard, truncate
-from checkpoints.medallion_schema import Decision, OpenQuestion, Subsystem, stable_id
+from checkpoints.medallion_schema import Decision, Subsystem, stable_id
 from checkpoints.medallion_schema.checks import NAME_MAX_CHARS
 
 _I = re.IGNORECASE
@@ -42,39 +43,6 @@ _RATIONALE_INLINE = re.compile(
 _RATIONALE_NEXT = re.compile(
     r"^(?:because|since|that way|this (?:avoids|keeps|means|lets|gives|removes|makes|fixes)"
     r"|it (?:avoids|keeps|means|lets|gives|removes|makes)|the reason|otherwise|reason:)",
-    _I,
-)
-_QUESTION_STATEMENT = re.compile(
-    r"\b(?:open question|unclear (?:whether|if|how|what|why)|not sure (?:whether|if|how|what)"
-    r"|(?:still )?need to (?:figure out|decide|determine|find out)|tbd|to be decided|unknown whether)\b",
-    _I,
-)
-_REQUEST = re.compile(
-    r"^(?:can|could|would|will) you\b|^please\b|^any (?:thoughts|objections|questions)\b"
-    r"|^(?:right|ok|okay)\?$|^(?:sounds good|makes sense|does that make sense|agreed)\?",
-    _I,
-)
-_ANSWER_START = re.compile(
-    r"^(?:yes|no|yep|nope|correct|right|confirmed|answer|it does|it doesn'?t|we do|we don'?t|they do|it is"
-    r"|it'?s not|not needed|turns out|good news|checked)\b",
-    _I,
-)
-_ANSWER_CUE = re.compile(
-    r"\b(?:confirmed|confirm|turns out|resolved|answer(?:ed)?|settled|decided|agreed|verified|measured"
-    r"|checked|found that|it is|it'?s|they are|we can|we can'?t|will|going with|fine|safe|works)\b",
-    _I,
-)
-_HIGH = re.compile(
-    r"\b(?:block(?:s|ing|er)?|urgent|critical|asap|before (?:we )?(?:ship|release|launch|merge|deploy|cut)"
-    r"|security|data loss|outage|production|prod|must)\b",
-    _I,
-)
-_LOW = re.compile(
-    r"\b(?:nice to have|eventually|someday|later|minor|cosmetic|low priority|at some point)\b", _I
-)
-_BLOCKED_ON = re.compile(
-    r"\b(?:blocked (?:on|by)|depends on|dependent on|waiting (?:on|for)|pending"
-    r"|until (?:we (?:get|hear|have|see|know)))\s+([^,.;?!()]{3,80})",
     _I,
 )
 _AVOID = re.compile(
@@ -123,8 +91,8 @@ _BACKTICKED = re.compile(r"`([^`\n]{2,200})`")
 _ENTRY_KEYS = re.compile(r"entry|command|cmd|path|file|url|link|script|endpoint|doc", _I)
 
 
-def decision_from(sentence: Sentence, following: Sentence | None) -> Decision | None:
-    """A decision if the sentence states one (not a question, not hypothetical), with its rationale."""
+def _confidence(sentence: Sentence) -> float | None:
+    """How firmly the sentence states a decision; None if it states none (a question, a hypothetical)."""
     text = sentence.text
     if sentence.is_question or len(sentence.terms) < 2:
         return None
@@ -133,9 +101,21 @@ def decision_from(sentence: Sentence, following: Sentence | None) -> Decision | 
         return None
     if _NOT_A_DECISION.search(text) and not sentence.label:
         return None
-    confidence = 0.9 if strong else 0.75
     if _HEDGE.search(text):
-        confidence = 0.5
+        return 0.5
+    return 0.9 if strong else 0.75
+
+
+def is_decision(sentence: Sentence) -> bool:
+    return _confidence(sentence) is not None
+
+
+def decision_from(sentence: Sentence, following: Sentence | None) -> Decision | None:
+    """A decision if the sentence states one (not a question, not hypothetical), with its rationale."""
+    confidence = _confidence(sentence)
+    if confidence is None:
+        return None
+    text = sentence.text
     statement, rationale = text, ""
     parts = _RATIONALE_INLINE.split(text, maxsplit=1)
     if len(parts) == 3 and len(parts[0].split()) >= 3:
@@ -158,82 +138,49 @@ def decision_from(sentence: Sentence, following: Sentence | None) -> Decision | 
     )
 
 
-def question_from(sentence: Sentence, context: Sequence[Sentence] = ()) -> OpenQuestion | None:
-    """An open question if the sentence asks or states one (requests and pleasantries are not questions).
-    `context` (the replies right after it) can add priority cues and what it is blocked on."""
-    text = sentence.text.strip()
-    body = re.sub(r"^(?:open question|question)\s*[:\-]\s*", "", text, flags=_I)
-    asked = sentence.is_question and not _REQUEST.search(body)
-    stated = sentence.label in ("question", "open question", "todo") or bool(_QUESTION_STATEMENT.search(text))
-    if not (asked or stated) or len(sentence.terms) < 2:
-        return None
-    related = " ".join(s.text for s in context if s.term_set & sentence.term_set)
-    around = f"{text} {related}"
-    priority = "high" if _HIGH.search(around) else "low" if _LOW.search(around) else "medium"
-    blocked_on = list(dict.fromkeys(m.group(1).strip() for m in _BLOCKED_ON.finditer(around)))[:5]
-    question = clean_statement(body)
-    return OpenQuestion(
-        id=stable_id("Q", question), question=question, priority=priority, blocked_on=blocked_on
-    )
-
-
-def answers(
-    question_terms: frozenset[str], question_segment: int, later: Sentence, *, decision: bool
-) -> bool:
-    """Whether `later` answers a question: it restates most of the question's terms as an answer or a
-    decision, or it is a direct reply ("Yes, ...", "Confirmed: ...") in the next two entries on its topic."""
-    if later.is_question or not question_terms:
-        return False
-    shared = question_terms & later.term_set
-    if (
-        len(shared) >= 2
-        and len(shared) / len(question_terms) >= 0.5
-        and (decision or _ANSWER_CUE.search(later.text))
-    ):
-        return True
-    direct = _ANSWER_START.search(later.text) or later.label == "answer"
-    return bool(direct) and 0 < later.segment - question_segment <= 2 and len(shared) >= 1
-
-
 def decisions_in(sentences: Sequence[Sentence]) -> list[Decision]:
-    found: list[Decision] = []
-    for i, sentence in enumerate(sentences):
-        decision = decision_from(sentence, sentences[i + 1] if i + 1 < len(sentences) else None)
-        if decision is not None:
-            found = merge_decisions(found, [decision])
-    return found
+    """Every decision the sentences state, restatements merged (`merge_decisions`)."""
+    found = (
+        decision_from(sentence, sentences[i + 1] if i + 1 < len(sentences) else None)
+        for i, sentence in enumerate(sentences)
+    )
+    return merge_decisions([], [decision for decision in found if decision is not None])
 
 
-def open_questions_in(sentences: Sequence[Sentence]) -> list[tuple[OpenQuestion, Sentence]]:
-    """Questions asked in the evidence that nothing later in it answers, with the sentence asking them."""
-    asked: list[tuple[OpenQuestion, Sentence]] = []
-    for i, sentence in enumerate(sentences):
-        replies = [s for s in sentences[i + 1 : i + 6] if s.segment - sentence.segment <= 2]
-        question = question_from(sentence, replies)
-        if question is None or any(jaccard(sentence.terms, s.terms) > 0.7 for _, s in asked):
-            continue
-        later = sentences[i + 1 :]
-        if not any(answers(sentence.term_set, sentence.segment, s, decision=is_decision(s)) for s in later):
-            asked.append((question, sentence))
-    return asked
+# A restatement of a decision: Jaccard similarity of the statements' words at least this.
+RESTATED = 0.75
 
 
-def is_decision(sentence: Sentence) -> bool:
-    return decision_from(sentence, None) is not None
+def _words(statement: str) -> frozenset[str]:
+    return frozenset(re.findall(r"\w+", statement.lower()))
 
 
 def merge_decisions(existing: list[Decision], new: Iterable[Decision]) -> list[Decision]:
-    """Accumulate decisions: a restatement (same id, or nearly the same words) keeps the first id and the
-    higher confidence; anything else is appended."""
+    """Accumulate decisions: a restatement (same id, or nearly the same words) of the first decision it
+    restates keeps that one's id and the higher confidence; anything else is appended. Restatements are
+    looked up by id and through `SimilarSets`, never by comparing with every decision kept so far."""
     merged = list(existing)
-    for decision in new:
-        words = set(re.findall(r"\w+", decision.statement.lower()))
-        for i, old in enumerate(merged):
-            if old.id == decision.id or jaccard(words, re.findall(r"\w+", old.statement.lower())) >= 0.75:
-                if decision.confidence > old.confidence:
-                    merged[i] = Decision(old.id, old.statement, old.rationale, decision.confidence)
-                break
+    incoming = [(decision, _words(decision.statement)) for decision in new]
+    kept_words = [_words(decision.statement) for decision in merged]
+    restatements = SimilarSets(
+        rarest_first([*kept_words, *(w for _, w in incoming)]), RESTATED, inclusive=True
+    )
+    first_with_id: dict[str, int] = {}
+    for i, (decision, words) in enumerate(zip(merged, kept_words, strict=True)):
+        restatements.add(words)
+        first_with_id.setdefault(decision.id, i)
+    for decision, words in incoming:
+        restated = restatements.similar(words)
+        if decision.id in first_with_id:
+            restated.append(first_with_id[decision.id])
+        if restated:
+            i = min(restated)
+            old = merged[i]
+            if decision.confidence > old.confidence:
+                merged[i] = Decision(old.id, old.statement, old.rationale, decision.confidence)
         else:
+            first_with_id.setdefault(decision.id, len(merged))
+            restatements.add(words)
             merged.append(decision)
     return merged
 
@@ -289,11 +236,13 @@ def statements_matching(
 ) -> list[str]:
     results: list[str] = []
     for sentence in sentences:
+        if len(results) == limit:
+            break  # later statements could only be appended after the ones returned
         if not sentence.is_question and pattern.search(sentence.text):
             statement = clean_statement(sentence.text, ITEM_CHARS)
             if not any(jaccard(statement.lower().split(), r.lower().split()) > 0.7 for r in results):
                 results.append(statement)
-    return results[:limit]
+    return results
 
 
 def avoid_repeating(sentences: Sequence[Sentence]) -> list[str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from checkpoints.llm import extract
+from checkpoints.llm import extract, questions
 from checkpoints.llm.text import (
     Sentence,
     compose_summary,
@@ -31,7 +31,6 @@ from checkpoints.medallion_schema import (
     Medallion,
     MedallionContent,
     MedallionScope,
-    OpenQuestion,
     Subsystem,
     Summary,
 )
@@ -57,7 +56,7 @@ class ExtractiveProvider:
                 subsystems=self._subsystems(scope, evidence, sentences, {}),
             ),
             decisions=extract.decisions_in(sentences)[:MAX_DECISIONS],
-            open_questions=[q for q, _ in extract.open_questions_in(sentences)][:MAX_QUESTIONS],
+            open_questions=[q for q, _ in questions.open_questions_in(sentences)][:MAX_QUESTIONS],
             affordances=self._affordances(evidence, sentences, Affordances()),
         )
 
@@ -65,14 +64,7 @@ class ExtractiveProvider:
         sentences = evidence_sentences(evidence)
         new_decisions = extract.decisions_in(sentences)
         decisions = extract.merge_decisions(existing.decisions, new_decisions)
-        still_open = [q for q in existing.open_questions if not self._answered(q, sentences)]
-        open_ids = {q.id for q in still_open}
-        known_terms = [frozenset(content_terms(q.question)) for q in existing.open_questions]
-        for question, asked in extract.open_questions_in(sentences):
-            if question.id not in open_ids and not any(
-                extract.jaccard(asked.terms, terms) > 0.7 for terms in known_terms
-            ):
-                still_open.append(question)
+        still_open = questions.merge_questions(existing.open_questions, sentences)
         previous = {s.name: s for s in existing.summary.subsystems}
         return MedallionContent(
             summary=Summary(
@@ -83,13 +75,6 @@ class ExtractiveProvider:
             open_questions=still_open[-MAX_QUESTIONS:],
             affordances=self._affordances(evidence, sentences, existing.affordances),
         )
-
-    @staticmethod
-    def _answered(question: OpenQuestion, sentences: Sequence[Sentence]) -> bool:
-        # The question was asked in an earlier session (segment -1): only topical answers count, never a
-        # bare "yes" that happens to open the new evidence.
-        terms = frozenset(content_terms(question.question))
-        return any(extract.answers(terms, -10, s, decision=extract.is_decision(s)) for s in sentences)
 
     @staticmethod
     def _high_level(sentences: Sequence[Sentence], background: str = "") -> str:

@@ -8,6 +8,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from checkpoints.medallion_schema import Evidence
 
@@ -66,7 +67,7 @@ class Sentence:
     def is_question(self) -> bool:
         return self.text.rstrip("\"')] ").endswith("?")
 
-    @property
+    @cached_property
     def term_set(self) -> frozenset[str]:
         return frozenset(self.terms)
 

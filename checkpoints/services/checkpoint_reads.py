@@ -7,11 +7,19 @@ from datetime import datetime
 from typing import Any
 
 import jsonpatch
+from django.conf import settings
 from django.db import connection
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from checkpoints.exceptions import AmbiguousId, ChecksumMismatch, Gone, NotFound, ValidationFailed
+from checkpoints.exceptions import (
+    AmbiguousId,
+    ChecksumMismatch,
+    DiffTooLarge,
+    Gone,
+    NotFound,
+    ValidationFailed,
+)
 from checkpoints.integrity import record_checksum_from_parts
 from checkpoints.models import Checkpoint, PendingWrite, Thread, Workspace
 from checkpoints.services import hot_sql
@@ -242,12 +250,41 @@ def _document(checkpoint: Checkpoint, now: datetime) -> dict[str, Any]:
     return {name: checkpoint.decoded(name) for name in ("state", "context", "metadata")}
 
 
+def json_value_count(document: Any, stop_after: int) -> int:
+    """How many JSON values (objects, arrays and scalars) the document holds, counting no further than
+    `stop_after` + 1: enough to tell that it is over a limit without walking all of a huge one."""
+    count, pending = 0, [document]
+    while pending and count <= stop_after:
+        value = pending.pop()
+        count += 1
+        if isinstance(value, dict):
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+    return count
+
+
 def checkpoint_diff(*, checkpoint: Checkpoint, against: Checkpoint | None) -> list[dict[str, Any]]:
     """RFC 6902 JSON Patch turning `against` (or an empty document) into `checkpoint`, over
-    {state, context, metadata}. Both must be readable (Gone) and intact (ChecksumMismatch)."""
+    {state, context, metadata}. Both must be readable (Gone) and intact (ChecksumMismatch), and hold at most
+    CAIRN_DIFF_MAX_NODES JSON values together (DiffTooLarge, before any comparison: a diff runs in the
+    request and its cost grows with them)."""
     now = timezone.now()
-    source = _document(against, now) if against is not None else {}
-    return list(jsonpatch.make_patch(source, _document(checkpoint, now)).patch)
+    limit = settings.CAIRN_DIFF_MAX_NODES
+    counted = 0
+    documents: list[Any] = []
+    for side in (against, checkpoint):
+        document = _document(side, now) if side is not None else {}
+        counted += json_value_count(document, limit - counted)
+        if counted > limit:
+            raise DiffTooLarge(
+                f"These checkpoints hold more than {limit} JSON values together, more than a diff compares "
+                "(CAIRN_DIFF_MAX_NODES). Restore both and compare them where you need the difference.",
+                {"limit": limit, "setting": "CAIRN_DIFF_MAX_NODES"},
+            )
+        documents.append(document)
+    source, target = documents
+    return list(jsonpatch.make_patch(source, target).patch)
 
 
 def pending_writes_for(

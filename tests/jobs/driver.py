@@ -24,11 +24,13 @@ from django.db import transaction  # noqa: E402
 from checkpoints.models import AuditEvent, Checkpoint, Job  # noqa: E402
 from checkpoints.services.audit import Actor  # noqa: E402
 from checkpoints.services.jobs import job_submit  # noqa: E402
+from checkpoints.services.medallions import medallion_checkpoint_submit  # noqa: E402
 from checkpoints.services.retention import retention_sweep_submit  # noqa: E402
 from checkpoints.services.workspaces import workspace_get_or_create  # noqa: E402
 from project.celery import app  # noqa: E402
 from tests.factories import make_checkpoint  # noqa: E402
 from tests.jobs import worker_tasks  # noqa: E402
+from tests.llm.sessions import evidence  # noqa: E402
 
 
 def setup(expiring_ttl_seconds: int) -> dict[str, Any]:
@@ -52,6 +54,19 @@ def submit(task: str, params: dict[str, Any]) -> dict[str, Any]:
 def submit_sweep(workspace: str) -> dict[str, Any]:
     target, _ = workspace_get_or_create(slug=workspace)
     job = retention_sweep_submit(workspace=target, actor=Actor.system("driver"))
+    return {"pk": job.pk, "job_id": str(job.job_id)}
+
+
+def submit_session(transcripts: int, sentences_each: list[int]) -> dict[str, Any]:
+    """A checkpoint_session job (the extractive summariser) over a generated session."""
+    workspace, _ = workspace_get_or_create(slug="w1")
+    with transaction.atomic():
+        job = medallion_checkpoint_submit(
+            workspace=workspace,
+            scope={"graph_nodes": ["repo:billing"], "tags": ["refactor"]},
+            evidence=evidence(transcripts, sentences_each=tuple(sentences_each)),
+            actor=Actor.system("driver"),
+        )
     return {"pk": job.pk, "job_id": str(job.job_id)}
 
 
@@ -92,6 +107,7 @@ COMMANDS: dict[str, Callable[..., Any]] = {
     "setup": setup,
     "submit": submit,
     "submit_sweep": submit_sweep,
+    "submit_session": submit_session,
     "publish": publish,
     "jobs": jobs,
     "checkpoint": checkpoint,

@@ -292,6 +292,8 @@ class CheckpointDiffView(CheckpointResourceView):
                 thread_id=params.get("against_thread_id") or thread_id,
                 checkpoint_id=against_id,
                 namespace=params.get("against_namespace", checkpoint.namespace),
+                # The user scope covers every thread the request reaches, not only the one in the path.
+                user_id=self.query_user_id(),
             )
             if not against.is_readable(timezone.now()):
                 raise checkpoint_gone(against)
