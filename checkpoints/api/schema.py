@@ -65,8 +65,10 @@ def error_statuses(path: str, method: str) -> list[str]:
     if method in _WRITES:
         statuses += ["403", "409", "413"]
     # Operations that read one checkpoint's payload: it may be altered (409 checksum_mismatch), ambiguous
-    # (409) or expired (410). A fork starts from a checkpoint named in its body.
-    if "{checkpoint_id}" in path or path.endswith(("/state/", "/fork/")) or "/langgraph/" in path:
+    # (409) or expired (410). A fork starts from a checkpoint named in its body; a save that retries an id
+    # whose checkpoint has expired is a 410 too.
+    saves = method == "post" and path.endswith("/checkpoints/")
+    if "{checkpoint_id}" in path or path.endswith(("/state/", "/fork/")) or "/langgraph/" in path or saves:
         statuses += ["409", "410"]
     if (path, method) in _PRECONDITIONS:
         statuses.append("412")
