@@ -15,7 +15,38 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.contrib.django_filters import DjangoFilterExtension
+from drf_spectacular.openapi import AutoSchema
+
 from checkpoints.api.pagination import MAX_LIMIT
+
+
+class FilteredAutoSchema(AutoSchema):
+    """The API's views are APIViews rather than generic list views, so drf-spectacular would not look at
+    their filters: a GET of a view with a `filterset_class` documents the FilterSet's parameters."""
+
+    def get_filter_backends(self) -> list[Any]:
+        if self.method == "GET" and getattr(self.view, "filterset_class", None) is not None:
+            return list(getattr(self.view, "filter_backends", []))
+        return []
+
+
+class FilterSetParameters(DjangoFilterExtension):
+    """django-filter's own schema extension, finding the model on the FilterSet (the views have no
+    `queryset` to find it on)."""
+
+    target_class = "checkpoints.api.filters.FilterBackend"
+    priority = 1
+
+    def get_schema_operation_parameters(self, auto_schema: Any, *args: Any, **kwargs: Any) -> list[Any]:
+        filterset_class = auto_schema.view.filterset_class
+        model = filterset_class._meta.model
+        return [
+            parameter
+            for name, field in filterset_class.base_filters.items()
+            for parameter in self.resolve_filter_field(auto_schema, model, filterset_class, name, field)
+        ]
+
 
 ERROR_SCHEMA = "Error"
 _ERROR = {
@@ -41,12 +72,15 @@ DESCRIPTIONS = {
     "401": "not_authenticated: missing, invalid, revoked or expired key",
     "403": "permission_denied: the key's scope does not allow this",
     "404": "not_found: missing, or in another workspace",
+    "408": "request_timeout: the request was not received in full within CAIRN_REQUEST_READ_TIMEOUT_SECONDS",
     "409": "conflict, checksum_mismatch or ambiguous_id",
     "410": "gone: the checkpoint expired (the tombstone is in details.checkpoint)",
     "412": "precondition_failed: If-Match names something that is no longer current",
     "413": "payload_too_large: the body is over CAIRN_MAX_BODY_BYTES",
+    "414": "uri_too_long: the request line (method, path and query) is over 4094 bytes",
     "422": "diff_too_large: the two documents hold more JSON values than CAIRN_DIFF_MAX_NODES",
     "429": "throttled: over the key's rate (Retry-After says when to retry)",
+    "431": "header_fields_too_large: over 100 header fields, or one over 8190 bytes",
     "503": "unavailable: the database (or, for jobs, the broker) is unreachable",
 }
 _WRITES = {"post", "put", "patch", "delete"}
@@ -61,7 +95,8 @@ _PRECONDITIONS = {
 
 def error_statuses(path: str, method: str) -> list[str]:
     """The error statuses an operation can answer."""
-    statuses = ["400", "401", "404", "429", "503"]
+    # The server answers 408, 414 and 431 before routing, so every operation can.
+    statuses = ["400", "401", "404", "408", "414", "429", "431", "503"]
     if method in _WRITES:
         statuses += ["403", "409", "413"]
     # Operations that read one checkpoint's payload: it may be altered (409 checksum_mismatch), ambiguous
