@@ -93,6 +93,8 @@ if DATABASE_URL:
         # process restart (the first request after the restart gets a fresh connection).
         DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=60))
         DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+        # The same backend, with a health check that polls the socket instead of a round trip when quiet.
+        DATABASES["default"]["ENGINE"] = "project.postgresql"
         options = DATABASES["default"].setdefault("OPTIONS", {})
         options.setdefault("connect_timeout", env.int("DB_CONNECT_TIMEOUT", default=5))
         # Prepared statements only where asked for (the hot paths' static SQL, checkpoints.services.hot_sql):
@@ -184,7 +186,7 @@ CAIRN_DASHBOARD_CSP = (
     "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 
-# --- Request limits (SPEC section 5) ----------------------------------------------------------------------
+# --- Request limits (README, "Configuration") ---------------------------------------------------------------
 CAIRN_MAX_BODY_BYTES = env.int("CAIRN_MAX_BODY_BYTES", default=32 * 1024 * 1024)
 CAIRN_MAX_JSON_DEPTH = env.int("CAIRN_MAX_JSON_DEPTH", default=128)
 # The web worker (project/gunicorn_worker.py) answers 408 to a request not received in full within this.
@@ -249,7 +251,7 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 
-# --- Celery (SPEC section 3) ------------------------------------------------------------------------------
+# --- Celery (README, "Background jobs and retention") -------------------------------------------------------
 CAIRN_DATA_DIR = Path(env.str("CAIRN_DATA_DIR", default=str(BASE_DIR / ".cairn")))
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=600)
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=540)

@@ -235,7 +235,7 @@ def render(results: dict[str, Any]) -> str:
     parts: list[list[str]] = [
         [
             f"Cairn benchmark, {results['started_at']} — {results['machine']['cpus']} CPUs, PostgreSQL "
-            f"{results['machine']['postgres']}, gunicorn {results['config']['workers']} sync workers",
+            f"{results['machine']['postgres']}, gunicorn {results['config']['workers']} worker processes",
             f"command: {results['command']}",
             *(
                 f"{name}: {results['servers'][name]}"

@@ -170,7 +170,7 @@ def procfile_web_argv(app: str, *, port: int, workers: int) -> list[str]:
 
 
 class Gunicorn:
-    """The Procfile's `web` command (see `procfile_web_argv`) with N sync workers on a free loopback port:
+    """The Procfile's `web` command (see `procfile_web_argv`) with N worker processes on a free loopback port:
     Cairn (`project.wsgi`), or another WSGI app served exactly the same way (the floor)."""
 
     def __init__(self, stack: Stack, *, workers: int, app: str = WSGI_APP) -> None:

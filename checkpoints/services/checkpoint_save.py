@@ -1,19 +1,24 @@
 """Saving a checkpoint: canonical encoding, parent and step defaults, If-Match, client checksums and the
 idempotent retry. `checkpoints.services.checkpoints` re-exports everything here.
 
-Every save locks the thread row first, in the one query that also reads the head (`save_context`), so
-"parent defaults to the head" and `If-Match` are decided against a head that cannot move underneath them,
-and two saves of one new id cannot both insert. Then one statement inserts and touches the thread
-(`hot_sql.insert_checkpoint`).
+A save is two statements. The first reads the thread, the head, the named parent and whether the id is taken
+(`save_context`); the second touches the thread and inserts the checkpoint only if the thread is still at
+the state_version the first one read (`hot_sql.insert_checkpoint`) — every write that may move a head bumps
+it — so "parent defaults to the head" and `If-Match` are decided against a head that did not move, and two
+saves of one new id cannot both insert. On PostgreSQL, outside a transaction, the two run on their own (two
+round trips, no BEGIN or COMMIT); if the thread changed in between, or does not exist yet, the save runs again
+in a transaction whose first statement locks the thread. See docs/architecture.md, "The hot path".
 """
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import Enum
-from typing import Any, Final
+from typing import Any, Final, ParamSpec, TypeVar
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -26,7 +31,7 @@ from checkpoints.models import Checkpoint, Thread, Workspace
 from checkpoints.services import hot_sql
 from checkpoints.services.checkpoint_reads import checkpoint_compute_checksum
 from checkpoints.services.state_cache import head_cache_put_on_commit
-from checkpoints.services.threads_base import thread_create, thread_touch_values
+from checkpoints.services.thread_rows import expires_after, thread_insert_if_missing, thread_touch_values
 
 
 class Unset(Enum):
@@ -87,6 +92,31 @@ class SaveResult:
     created: bool
 
 
+class ThreadChanged(Exception):
+    """The thread changed between a save's two statements, or does not exist yet: save again, locking it."""
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def optimistic_then_locking(save: Callable[P, R]) -> Callable[P, R]:
+    """Run `save` without a transaction where that is safe (PostgreSQL, not inside one already); if it
+    raises ThreadChanged, or elsewhere, run it in a transaction (where `save_context` locks the thread)."""
+
+    @functools.wraps(save)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        if connection.vendor == "postgresql" and not connection.in_atomic_block:
+            try:
+                return save(*args, **kwargs)
+            except ThreadChanged:
+                pass
+        with transaction.atomic():
+            return save(*args, **kwargs)
+
+    return run
+
+
 def checkpoint_save(
     *,
     workspace: Workspace,
@@ -109,6 +139,7 @@ def checkpoint_save(
     created_at: datetime | None = None,
     expected_head: tuple[str, ...] | Unset = UNSET,
     user_id: str | None = None,
+    written_by: str = "",
 ) -> SaveResult:
     """Save a checkpoint; the thread is created if missing.
 
@@ -122,6 +153,7 @@ def checkpoint_save(
     - `expected_head` (If-Match): PreconditionFailed unless the namespace head is one of these checkpoint ids
       ("*": unless the namespace has a head).
     - `user_id`: the save is that end user's (another user's thread is NotFound; a new thread gets it).
+    - `written_by`: who saves it (`Actor.writer`); a retry keeps the first writer.
     """
     payloads = encode_payloads(
         state, {} if context is None else context, {} if metadata is None else metadata
@@ -145,10 +177,11 @@ def checkpoint_save(
         created_at=created_at,
         expected_head=expected_head,
         user_id=user_id,
+        written_by=written_by,
     )
 
 
-@transaction.atomic
+@optimistic_then_locking
 def save_encoded(
     *,
     workspace: Workspace,
@@ -171,6 +204,7 @@ def save_encoded(
     handoff_target: str | None = None,
     handoff_from: str | None = None,
     user_id: str | None = None,
+    written_by: str = "",
 ) -> SaveResult:
     """`checkpoint_save` for documents that are already canonical text (handoffs and copies reuse stored
     text instead of decoding and re-encoding it)."""
@@ -240,10 +274,10 @@ def save_encoded(
         metadata=payloads.metadata,
         handoff_target=handoff_target,
         handoff_from=handoff_from,
-        message_seq=thread.last_message_seq,
+        written_by=written_by,
         size_bytes=payloads.size_bytes,
         created_at=created_at or now,
-        expires_at=now + timedelta(seconds=ttl_seconds) if ttl_seconds else None,
+        expires_at=expires_after(ttl_seconds, now),
         pinned=pinned,
     )
     checkpoint.checksum = checkpoint_compute_checksum(checkpoint)
@@ -255,10 +289,14 @@ def save_encoded(
             received=checksum,
             computed=checkpoint.checksum,
         )
+    seen = (thread.state_version, thread.ttl_seconds)
     thread_touch_values(thread, now=now, head_moved=True)
-    checkpoint.pk = hot_sql.insert_checkpoint(
-        checkpoint, thread_touched=(thread.updated_at, thread.expires_at)
+    inserted = hot_sql.insert_checkpoint(
+        checkpoint, thread_touched=(thread.updated_at, thread.expires_at), thread_seen=seen
     )
+    if inserted is None:
+        raise ThreadChanged(thread_id)
+    checkpoint.pk, checkpoint.message_seq = inserted
     checkpoint._state.adding = False
     head_cache_put_on_commit(thread, namespace, checkpoint)
     return SaveResult(checkpoint, created=True)
@@ -285,9 +323,11 @@ def save_context(
     parent_id: str | None,
     checkpoint_id: str | None,
 ) -> SaveContext:
-    """One query, taking the thread's row lock: the thread (created if missing), the namespace's head, the
-    named parent's step and the id's existing row (is it readable?). Read again if the lock was waited for
-    (see hot_sql). Every write under a thread starts here (saves and pending writes)."""
+    """One query: the thread, the namespace's head, the named parent's step and the id's existing row (is
+    it readable?). Inside a transaction it takes the thread's row lock, creates a missing thread, and reads
+    again if the lock was waited for (see hot_sql); outside one a missing thread is ThreadChanged. Every
+    write under a thread starts here (saves and pending writes)."""
+    lock = connection.in_atomic_block
     params = {
         "workspace": workspace.pk,
         "thread_id": thread_id,
@@ -297,15 +337,17 @@ def save_context(
         "parent_id": parent_id,
         "checkpoint_id": checkpoint_id,
     }
-    sql = hot_sql.save_context_sql(connection.vendor)
+    sql = hot_sql.save_context_sql(connection.vendor, lock=lock)
     with hot_sql.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
         if row is None:
-            thread_create(workspace=workspace, thread_id=thread_id, now=now, user_id=user_id)
+            if not lock:
+                raise ThreadChanged(thread_id)
+            thread_insert_if_missing(workspace=workspace, thread_id=thread_id, now=now, user_id=user_id)
             cursor.execute(sql, params)
             row = cursor.fetchone()
-        if not row[-1]:  # waited for the lock: read again in a snapshot taken while holding it
+        if lock and not row[-1]:  # waited for the lock: read again in a snapshot taken while holding it
             cursor.execute(sql, params)
             row = cursor.fetchone()
     width = hot_sql.width(Thread)

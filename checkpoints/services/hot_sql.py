@@ -54,7 +54,8 @@ _FRESH = {"postgresql": f"t.xmin = (SELECT s.xmin FROM {THREAD} s WHERE s.id = t
 
 
 @cache
-def save_context_sql(vendor: str) -> str:
+def save_context_sql(vendor: str, *, lock: bool) -> str:
+    """The save's first statement; with `lock`, it takes the thread's row lock (PostgreSQL)."""
     sql = (
         f"SELECT {_columns(Thread, 't')}, "  # nosec B608 # table and column names from the models; every value is bound
         f"(SELECT c.checkpoint_id {_HEAD}), (SELECT c.step_index {_HEAD}), "
@@ -63,18 +64,30 @@ def save_context_sql(vendor: str) -> str:
         f"{_FRESH[vendor]} "
         f"FROM {THREAD} t WHERE t.workspace_id = %(workspace)s AND t.thread_id = %(thread_id)s"
     )
-    return f"{sql} FOR UPDATE OF t" if vendor == "postgresql" else sql
+    return f"{sql} FOR UPDATE OF t" if lock and vendor == "postgresql" else sql
 
 
-_INSERT_FIELDS = _fields(Checkpoint, with_pk=False)
+# The save's second statement touches the thread (updated_at, expires_at, state_version + 1) only if it is
+# still as the first statement read it — the same state_version (every write that may move a head bumps
+# it: the head cache keys on it too) and idle TTL — and inserts the checkpoint only if it did. The
+# checkpoint's message_seq is the thread's as the touch found it. Without a match nothing is written and
+# the caller reads again.
+_INSERT_FIELDS = [f for f in _fields(Checkpoint, with_pk=False) if f.attname != "message_seq"]
+_INSERT_COLUMNS = ", ".join([*(_column(f) for f in _INSERT_FIELDS), "message_seq"])
+_TOUCH_IF_UNCHANGED = {
+    vendor: f"UPDATE {THREAD} SET updated_at = %s, expires_at = %s, state_version = state_version + 1 "  # nosec B608 # table and column names from the models; every value is bound
+    f"WHERE id = %s AND state_version = %s AND ttl_seconds {same} %s RETURNING last_message_seq"
+    for vendor, same in (("postgresql", "IS NOT DISTINCT FROM"), ("sqlite", "IS"))  # null-safe equality
+}
+_TOUCH_AND_INSERT = (
+    f"WITH touched AS ({_TOUCH_IF_UNCHANGED['postgresql']}) INSERT INTO {CHECKPOINT} ({_INSERT_COLUMNS}) "  # nosec B608 # names from the models; values bound
+    f"SELECT {', '.join(['%s'] * len(_INSERT_FIELDS))}, touched.last_message_seq FROM touched "
+    "RETURNING id, message_seq"
+)
 _INSERT = (
-    f"INSERT INTO {CHECKPOINT} ({', '.join(_column(f) for f in _INSERT_FIELDS)}) "  # nosec B608 # table and column names from the models; every value is bound
-    f"VALUES ({', '.join(['%s'] * len(_INSERT_FIELDS))}) RETURNING id"
+    f"INSERT INTO {CHECKPOINT} ({_INSERT_COLUMNS}) "  # nosec B608 # names from the models; values bound
+    f"VALUES ({', '.join(['%s'] * (len(_INSERT_FIELDS) + 1))}) RETURNING id, message_seq"
 )
-_TOUCH = (
-    f"UPDATE {THREAD} SET updated_at = %s, expires_at = %s, state_version = state_version + 1 WHERE id = %s"  # nosec B608 # table and column names from the models; every value is bound
-)
-_INSERT_AND_TOUCH = f"WITH saved AS ({_INSERT}) {_TOUCH} RETURNING (SELECT id FROM saved)"  # nosec B608 # names from the models; values bound
 
 # A thread by its public id (every thread-scoped read starts here).
 THREAD_BY_ID = (
@@ -179,20 +192,27 @@ def load_checkpoint_with_thread(row: Sequence[Any], workspace: Any) -> Checkpoin
     return checkpoint
 
 
-def insert_checkpoint(checkpoint: Checkpoint, *, thread_touched: tuple[Any, Any]) -> int:
-    """Insert the checkpoint and touch its thread (updated_at, expires_at, state_version + 1): one statement
-    on PostgreSQL, two on SQLite (no data-modifying CTEs). Returns the new primary key."""
+def insert_checkpoint(
+    checkpoint: Checkpoint, *, thread_touched: tuple[Any, Any], thread_seen: tuple[int, int | None]
+) -> tuple[int, int] | None:
+    """Touch the thread and insert the checkpoint if the thread is still at `thread_seen` (state_version,
+    ttl_seconds): one statement on PostgreSQL, two on SQLite (no data-modifying CTEs; it runs inside the
+    save's transaction). Returns the new primary key and message_seq, or None if the thread changed."""
     values = [adapt(getattr(checkpoint, f.attname), f) for f in _INSERT_FIELDS]
     updated_at, expires_at = thread_touched
-    touch = [adapt_datetime(updated_at), adapt_datetime(expires_at), checkpoint.thread_id]
+    touch = [adapt_datetime(updated_at), adapt_datetime(expires_at), checkpoint.thread_id, *thread_seen]
     with cursor() as c:
         if _postgres():
-            c.execute(_INSERT_AND_TOUCH, [*values, *touch])
-            return int(c.fetchone()[0])
-        c.execute(_INSERT, values)
-        pk = int(c.fetchone()[0])
-        c.execute(_TOUCH, touch)
-        return pk
+            c.execute(_TOUCH_AND_INSERT, [*touch, *values])
+            row = c.fetchone()
+            return None if row is None else (int(row[0]), int(row[1]))
+        c.execute(_TOUCH_IF_UNCHANGED["sqlite"], touch)
+        touched = c.fetchone()
+        if touched is None:
+            return None
+        c.execute(_INSERT, [*values, touched[0]])
+        row = c.fetchone()
+        return int(row[0]), int(row[1])
 
 
 # A task's pending writes, stored in one statement: ordinary writes (idx >= 0) kept as first written, special

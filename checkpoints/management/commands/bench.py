@@ -68,7 +68,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--quick", action="store_true", help="Every section at toy sizes (a smoke run).")
-        parser.add_argument("--workers", type=int, help="gunicorn sync workers (default 4; --quick: 2).")
+        parser.add_argument("--workers", type=int, help="gunicorn worker processes (default 4; --quick: 2).")
         parser.add_argument("--only", help=f"Comma list of sections to run: {', '.join(runner.SECTIONS)}.")
         parser.add_argument("--scale-sizes", help="Row counts for the read paths (default 10000,1000000).")
         parser.add_argument("--sweep-rows", type=int, help="Expired checkpoints to sweep (default 1000000).")
