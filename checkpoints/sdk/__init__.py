@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from checkpoints.integrity import canonical_json, record_checksum
 from checkpoints.sdk.aclient import AsyncClient
-from checkpoints.sdk.calls.base import UNSET
 from checkpoints.sdk.client import Client
 from checkpoints.sdk.errors import (
     AmbiguousId,
@@ -18,6 +17,7 @@ from checkpoints.sdk.errors import (
     CairnError,
     ChecksumMismatch,
     Conflict,
+    DiffTooLarge,
     Gone,
     JobFailed,
     NotAuthenticated,
@@ -30,7 +30,17 @@ from checkpoints.sdk.errors import (
     ValidationError,
 )
 from checkpoints.sdk.jsonvalue import NotJSONError, to_json
-from checkpoints.sdk.models import Checkpoint, Diff, Job, Message, Page, PendingWrite, SaveResult, Thread
+from checkpoints.sdk.models import (
+    UNSET,
+    Checkpoint,
+    Diff,
+    Job,
+    Message,
+    Page,
+    PendingWrite,
+    SaveResult,
+    Thread,
+)
 from checkpoints.sdk.transport import SDK_VERSION, RetryPolicy
 
 __version__ = SDK_VERSION
@@ -46,6 +56,7 @@ __all__ = [
     "Client",
     "Conflict",
     "Diff",
+    "DiffTooLarge",
     "Gone",
     "Job",
     "JobFailed",

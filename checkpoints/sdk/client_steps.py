@@ -2,7 +2,8 @@
 
 A steps generator yields `ClientCall`s (a public client method by name) and `UserCall`s (a function of the
 user's, such as a medallion LLM, awaited when it returns an awaitable) and receives their results, or has
-their exception thrown into it. `run` drives it with a blocking `Client`, `arun` with an `AsyncClient`.
+their exception thrown into it. `run` drives it with a blocking `Client`, `arun` with an `AsyncClient`
+(checkpoints.sdk.drive).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import inspect
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+
+from checkpoints.sdk.drive import adrive, drive
 
 T = TypeVar("T")
 
@@ -46,41 +49,23 @@ async def _awaited(value: Awaitable[T]) -> T:
 
 def run(client: Any, steps: Steps[T]) -> T:
     """Drive `steps` with a blocking client (a user's coroutine runs in `asyncio.run`, as the seeds do)."""
-    result: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            step = steps.send(result) if error is None else steps.throw(error)
-        except StopIteration as stop:
-            return stop.value
-        result, error = None, None
-        try:
-            if isinstance(step, ClientCall):
-                result = getattr(client, step.method)(*step.args, **step.kwargs)
-            else:
-                result = step.fn(*step.args)
-                if inspect.isawaitable(result):
-                    result = asyncio.run(_awaited(result))
-        except Exception as exc:
-            error = exc
+
+    def perform(step: ClientCall | UserCall) -> Any:
+        if isinstance(step, ClientCall):
+            return getattr(client, step.method)(*step.args, **step.kwargs)
+        result = step.fn(*step.args)
+        return asyncio.run(_awaited(result)) if inspect.isawaitable(result) else result
+
+    return drive(steps, perform)
 
 
 async def arun(client: Any, steps: Steps[T]) -> T:
     """Drive `steps` with an async client."""
-    result: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            step = steps.send(result) if error is None else steps.throw(error)
-        except StopIteration as stop:
-            return stop.value
-        result, error = None, None
-        try:
-            if isinstance(step, ClientCall):
-                result = await getattr(client, step.method)(*step.args, **step.kwargs)
-            else:
-                result = step.fn(*step.args)
-                if inspect.isawaitable(result):
-                    result = await result
-        except Exception as exc:
-            error = exc
+
+    async def perform(step: ClientCall | UserCall) -> Any:
+        if isinstance(step, ClientCall):
+            return await getattr(client, step.method)(*step.args, **step.kwargs)
+        result = step.fn(*step.args)
+        return await result if inspect.isawaitable(result) else result
+
+    return await adrive(steps, perform)

@@ -1,4 +1,4 @@
-"""The SDK's exceptions: one class per error code of the API (SPEC section 5), all under `CairnError`.
+"""The SDK's exceptions: one class per error code of the API (README "Errors"), all under `CairnError`.
 
 The server's envelope `{"error": {"code", "message", "details"}}` becomes the exception; the class is
 chosen by `code` (never by status alone, since 409 has three meanings). Client-side failures use the same
@@ -102,6 +102,14 @@ class PayloadTooLarge(CairnError):
     status_code = 413
 
 
+class DiffTooLarge(CairnError):
+    """A diff of two checkpoints holding more JSON values together than the server compares;
+    `details["limit"]` is that number (the server's CAIRN_DIFF_MAX_NODES). Restore both and compare here."""
+
+    code = "diff_too_large"
+    status_code = 422
+
+
 class Throttled(CairnError):
     """Over the key's rate. `retry_after` is the number of seconds the server asked to wait."""
 
@@ -150,6 +158,7 @@ ERRORS_BY_CODE: dict[str, type[CairnError]] = {
         Gone,
         PreconditionFailed,
         PayloadTooLarge,
+        DiffTooLarge,
         Throttled,
         Unavailable,
     )

@@ -6,14 +6,23 @@ the SDK keeps working against a newer server. Timestamps are aware UTC datetimes
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, dataclass, field, fields
 from datetime import datetime
-from typing import Any, Generic, TypeVar
+from enum import Enum
+from typing import Any, Final, Generic, Self, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
-from checkpoints.integrity import CHECKSUM_FIELDS, CanonicalEncodingError, parse_timestamp, record_checksum
+from checkpoints.integrity import (
+    CHECKSUM_FIELDS,
+    CanonicalEncodingError,
+    format_timestamp,
+    parse_timestamp,
+    record_checksum,
+)
 from checkpoints.sdk.errors import ChecksumMismatch
+from checkpoints.sdk.jsonvalue import NotJSONError, to_json, to_json_object
+from checkpoints.sdk.transport import Response
 
 T = TypeVar("T")
 
@@ -68,63 +77,87 @@ def _cursor(url: str | None) -> str | None:
     return values[0] if values else None
 
 
-@dataclass
-class Checkpoint:
-    """A checkpoint (SPEC section 5). `state`, `context` and `metadata` are None in lists fetched without
+class Unset(Enum):
+    UNSET = "UNSET"
+
+
+UNSET: Final = Unset.UNSET
+"""An argument the caller did not pass, as opposed to an explicit None (which means null in the API)."""
+
+FRAMEWORKS = ("langgraph", "crewai", "autogen", "custom")
+
+
+def wire(*, read: Callable[[Any], Any] | None = None, sent: bool = False) -> dict[str, Any]:
+    """The metadata of a checkpoint field as the API spells it: read from an answer under its own name
+    (`read` converts the JSON value; a field without a default must be in the answer), and part of a save's
+    body when `sent`."""
+    return {"wire": True, "read": read, "sent": sent}
+
+
+@dataclass(kw_only=True)
+class CheckpointRecord:
+    """The checkpoint's fields, defined once for the whole SDK: a save's body (`CheckpointDraft.body`), the
+    record the checksum covers (checkpoints.integrity.CHECKSUM_FIELDS) and the parsing of every answer
+    (`Checkpoint.from_dict`) are all read from these fields."""
+
+    thread_id: str = field(metadata=wire())
+    namespace: str = field(default="", metadata=wire(sent=True))
+    checkpoint_id: str = field(metadata=wire(sent=True))
+    parent_id: str | None = field(default=None, metadata=wire())
+    agent_id: str = field(default="", metadata=wire(sent=True))
+    framework: str = field(default="custom", metadata=wire(sent=True))
+    schema_version: str = field(default="1.0", metadata=wire(sent=True))
+    step_index: int = field(default=0, metadata=wire(sent=True))
+    step_name: str | None = field(default=None, metadata=wire(sent=True))
+    run_id: str | None = field(default=None, metadata=wire(sent=True))
+    created_at: datetime = field(metadata=wire(read=_required_ts))
+    state: Any = field(default=None, metadata=wire(sent=True))
+    context: dict[str, Any] | None = field(default=None, metadata=wire(sent=True))
+    metadata: dict[str, Any] | None = field(default=None, metadata=wire(sent=True))
+    handoff_target: str | None = field(default=None, metadata=wire())
+    handoff_from: str | None = field(default=None, metadata=wire())
+    pinned: bool = field(default=False, metadata=wire(read=bool, sent=True))
+
+    @classmethod
+    def wire_values(cls, data: Mapping[str, Any]) -> dict[str, Any]:
+        """This class's wire fields read from an API answer."""
+        values: dict[str, Any] = {}
+        for spec in fields(cls):
+            if not spec.metadata.get("wire"):
+                continue
+            read = spec.metadata["read"]
+            if spec.default is MISSING and read is None:
+                value = data[spec.name]
+            else:
+                value = data.get(spec.name, None if spec.default is MISSING else spec.default)
+            values[spec.name] = read(value) if read is not None else value
+        return values
+
+    def record(self) -> dict[str, Any]:
+        """The immutable record the checksum covers (checkpoints.integrity.CHECKSUM_FIELDS)."""
+        return {name: getattr(self, name) for name in CHECKSUM_FIELDS}
+
+
+@dataclass(kw_only=True)
+class Checkpoint(CheckpointRecord):
+    """A checkpoint (README "Python SDK"). `state`, `context` and `metadata` are None in lists fetched without
     `include_state`, and on tombstones (`expired_at` set). `verified` is True once the SDK re-hashed the
     record and it matched `checksum`."""
 
-    thread_id: str
-    namespace: str
-    checkpoint_id: str
-    parent_id: str | None
-    agent_id: str
-    framework: str
-    schema_version: str
-    step_index: int
-    step_name: str | None
-    run_id: str | None
-    checksum: str
-    created_at: datetime
-    state: Any = None
-    context: dict[str, Any] | None = None
-    metadata: dict[str, Any] | None = None
-    handoff_target: str | None = None
-    handoff_from: str | None = None
-    message_seq: int = 0
-    size_bytes: int = 0
-    expires_at: datetime | None = None
-    pinned: bool = False
-    expired_at: datetime | None = None
+    checksum: str = field(default="", metadata=wire())
+    written_by: str = field(default="", metadata=wire())
+    message_seq: int = field(default=0, metadata=wire())
+    size_bytes: int = field(default=0, metadata=wire())
+    expires_at: datetime | None = field(default=None, metadata=wire(read=_ts))
+    expired_at: datetime | None = field(default=None, metadata=wire(read=_ts))
     has_payload: bool = False
     verified: bool = False
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Checkpoint:
+    def from_dict(cls, data: dict[str, Any]) -> Self:
         return cls(
-            thread_id=data["thread_id"],
-            namespace=data.get("namespace", ""),
-            checkpoint_id=data["checkpoint_id"],
-            parent_id=data.get("parent_id"),
-            agent_id=data.get("agent_id", ""),
-            framework=data.get("framework", "custom"),
-            schema_version=data.get("schema_version", "1.0"),
-            step_index=data.get("step_index", 0),
-            step_name=data.get("step_name"),
-            run_id=data.get("run_id"),
-            checksum=data.get("checksum", ""),
-            created_at=_required_ts(data.get("created_at")),
-            state=data.get("state"),
-            context=data.get("context"),
-            metadata=data.get("metadata"),
-            handoff_target=data.get("handoff_target"),
-            handoff_from=data.get("handoff_from"),
-            message_seq=data.get("message_seq", 0),
-            size_bytes=data.get("size_bytes", 0),
-            expires_at=_ts(data.get("expires_at")),
-            pinned=bool(data.get("pinned", False)),
-            expired_at=_ts(data.get("expired_at")),
+            **cls.wire_values(data),
             has_payload="state" in data and data.get("state") is not None,
             raw=data,
         )
@@ -134,7 +167,8 @@ class Checkpoint:
         return self.expired_at is not None
 
     def record(self) -> dict[str, Any]:
-        """The immutable record the checksum covers (checkpoints.integrity.CHECKSUM_FIELDS)."""
+        """The record as the server sent it (re-hashing the parsed values could differ: a timestamp's
+        precision)."""
         return {name: self.raw.get(name) for name in CHECKSUM_FIELDS}
 
     def verify(self) -> Checkpoint:
@@ -161,6 +195,57 @@ class Checkpoint:
             )
         self.verified = True
         return self
+
+
+@dataclass(kw_only=True)
+class CheckpointDraft(CheckpointRecord):
+    """A checkpoint about to be saved, with every field of the hashed record explicit, so the SDK computes
+    the same checksum the server will (`checkpoints.integrity`) and sends it along."""
+
+    ttl_seconds: int | Unset | None = field(default=UNSET, metadata=wire(sent=True))
+
+    @classmethod
+    def build(cls, **values: Any) -> Self:
+        """Normalise the documents to JSON once (checkpoints.sdk.jsonvalue): the JSON hashed here is the
+        JSON sent and stored."""
+        if values.get("framework", "custom") not in FRAMEWORKS:
+            raise ValueError(f"framework must be one of {', '.join(FRAMEWORKS)}")
+        if values.get("state") is None:
+            raise ValueError("state is required (it may be any JSON value except null)")
+        values["state"] = to_json(values["state"], path="$.state")
+        values["context"] = to_json_object(values.get("context") or {}, path="$.context")
+        values["metadata"] = to_json_object(values.get("metadata") or {}, path="$.metadata")
+        return cls(**values)
+
+    def record(self) -> dict[str, Any]:
+        return {**super().record(), "created_at": format_timestamp(self.created_at)}
+
+    @property
+    def checksum(self) -> str:
+        try:
+            return record_checksum(self.record())
+        except CanonicalEncodingError as exc:
+            raise NotJSONError(f"the checkpoint cannot be encoded canonically: {exc}") from exc
+
+    def body(self, *, with_parent: bool) -> dict[str, Any]:
+        """The save's body: every `sent` field (an UNSET one left out), the checksum and the timestamp;
+        the parent only `with_parent` (a PUT of the head leaves it to the server)."""
+        body = {
+            spec.name: getattr(self, spec.name)
+            for spec in fields(self)
+            if spec.metadata.get("sent") and getattr(self, spec.name) is not UNSET
+        }
+        body.update(checksum=self.checksum, created_at=format_timestamp(self.created_at))
+        if with_parent:
+            body["parent_id"] = self.parent_id
+        return body
+
+    def saved(self, response: Response) -> SaveResult:
+        """The answer to a save made with include_state=false, completed with the documents sent and
+        re-hashed: it proves the server stored exactly the record hashed here."""
+        raw = dict(response.body)
+        raw.update(state=self.state, context=self.context, metadata=self.metadata)
+        return SaveResult(Checkpoint.from_dict(raw).verify(), created=response.status == 201)
 
 
 @dataclass
@@ -277,10 +362,17 @@ class Diff:
     checkpoint_id: str
     against: str | None
     patch: list[dict[str, Any]]
+    # The record's fields that differ ({"field", "before", "after"}: agent_id, step_index, parent, ...).
+    changed_fields: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Diff:
-        return cls(checkpoint_id=data["checkpoint_id"], against=data.get("against"), patch=data["patch"])
+        return cls(
+            checkpoint_id=data["checkpoint_id"],
+            against=data.get("against"),
+            patch=data["patch"],
+            changed_fields=data.get("changed_fields", []),
+        )
 
 
 @dataclass

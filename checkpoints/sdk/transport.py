@@ -17,8 +17,7 @@ import asyncio
 import json
 import random
 import threading
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
@@ -26,9 +25,11 @@ from typing import Any, Generic, TypeVar
 
 import httpx
 
+from checkpoints.sdk.drive import Sleep, adrive, drive
 from checkpoints.sdk.errors import CairnConnectionError, error_from_response
 
 T = TypeVar("T")
+HttpT = TypeVar("HttpT", httpx.Client, httpx.AsyncClient)
 
 SDK_VERSION = "0.1.0"
 API_PREFIX = "/api/v1/"
@@ -50,7 +51,7 @@ class Response:
 
 @dataclass(frozen=True)
 class Call(Generic[T]):
-    """One API request and how to read its answer. Built by `checkpoints.sdk.calls`, sent by a transport."""
+    """One API request and how to read its answer (built in `checkpoints.sdk.endpoints`)."""
 
     method: str
     path: str
@@ -194,12 +195,33 @@ def _is_answer(call: Call[Any], response: Response, attempt: int) -> bool:
     return attempt > 0 and response.status in call.done_on_retry
 
 
-def _raise_for(response: Response) -> None:
-    raise error_from_response(response.status, response.body, response.headers)
+def _attempts(call: Call[T], retry: RetryPolicy, clock: ServerClock) -> Generator[Call[T] | Sleep, Any, T]:
+    """One call's attempts and retries, written once for both transports (driven by checkpoints.sdk.drive):
+    it yields the call to send (and receives the httpx response, or has the transport error thrown in) or a
+    `Sleep` before the next attempt; it returns the parsed answer or raises the call's CairnError."""
+    attempt = 0
+    while True:
+        try:
+            raw: httpx.Response = yield call
+        except httpx.TransportError as exc:
+            delay = retry.after_exception(call, exc, attempt)
+            if delay is None:
+                raise CairnConnectionError(f"{call.method} {call.path}: {exc!r}") from exc
+        else:
+            response = _decode(raw)
+            clock.observe(response.headers)
+            if _is_answer(call, response, attempt):
+                return call.parse(response)
+            delay = retry.after_response(call, response, attempt)
+            if delay is None:
+                raise error_from_response(response.status, response.body, response.headers)
+        yield Sleep(delay)
+        attempt += 1
 
 
-class SyncTransport:
-    """Sends Calls on a pooled `httpx.Client` (keep-alive connections are reused across calls)."""
+class _Transport(Generic[HttpT]):
+    """What both transports hold alike: the retry policy, the server's clock and the httpx client's options
+    (base URL, key, timeout, pool limits); `_adopt` takes the caller's httpx client or makes one."""
 
     def __init__(
         self,
@@ -209,58 +231,41 @@ class SyncTransport:
         timeout: Any = DEFAULT_TIMEOUT,
         retry: RetryPolicy | None = None,
         limits: httpx.Limits = DEFAULT_LIMITS,
-        http_client: httpx.Client | None = None,
+        http_client: HttpT | None = None,
     ) -> None:
         self.retry = retry or RetryPolicy()
         self.clock = ServerClock()
-        self.http = http_client or httpx.Client(**_client_options(base_url, api_key, timeout, limits))
+        self._options = _client_options(base_url, api_key, timeout, limits)
+        self._adopt(http_client)
+
+    def _adopt(self, http_client: HttpT | None) -> None:
+        raise NotImplementedError
+
+
+class SyncTransport(_Transport[httpx.Client]):
+    """Sends Calls on a pooled `httpx.Client` (keep-alive connections are reused across calls)."""
+
+    def _adopt(self, http_client: httpx.Client | None) -> None:
+        self.http = http_client or httpx.Client(**self._options)
 
     def send(self, call: Call[T]) -> T:
-        attempt = 0
-        while True:
-            try:
-                raw = self.http.request(**_request_args(call))
-            except httpx.TransportError as exc:
-                delay = self.retry.after_exception(call, exc, attempt)
-                if delay is None:
-                    raise CairnConnectionError(f"{call.method} {call.path}: {exc!r}") from exc
-                time.sleep(delay)
-                attempt += 1
-                continue
-            response = _decode(raw)
-            self.clock.observe(response.headers)
-            if _is_answer(call, response, attempt):
-                return call.parse(response)
-            delay = self.retry.after_response(call, response, attempt)
-            if delay is None:
-                _raise_for(response)
-            time.sleep(delay or 0)
-            attempt += 1
+        return drive(_attempts(call, self.retry, self.clock), self._request)
+
+    def _request(self, call: Call[Any]) -> httpx.Response:
+        return self.http.request(**_request_args(call))
 
     def close(self) -> None:
         self.http.close()
 
 
-class AsyncTransport:
+class AsyncTransport(_Transport[httpx.AsyncClient]):
     """Sends Calls on a pooled `httpx.AsyncClient`.
 
     An AsyncClient's connections belong to the event loop that opened them, so a transport used from a new
     loop (a second `asyncio.run`) opens a fresh client for it instead of failing.
     """
 
-    def __init__(
-        self,
-        base_url: str,
-        api_key: str,
-        *,
-        timeout: Any = DEFAULT_TIMEOUT,
-        retry: RetryPolicy | None = None,
-        limits: httpx.Limits = DEFAULT_LIMITS,
-        http_client: httpx.AsyncClient | None = None,
-    ) -> None:
-        self.retry = retry or RetryPolicy()
-        self.clock = ServerClock()
-        self._options = _client_options(base_url, api_key, timeout, limits)
+    def _adopt(self, http_client: httpx.AsyncClient | None) -> None:
         self._http = http_client
         self._loop: asyncio.AbstractEventLoop | None = None if http_client is None else _running_loop()
 
@@ -273,26 +278,10 @@ class AsyncTransport:
         return self._http
 
     async def send(self, call: Call[T]) -> T:
-        attempt = 0
-        while True:
-            try:
-                raw = await self.http.request(**_request_args(call))
-            except httpx.TransportError as exc:
-                delay = self.retry.after_exception(call, exc, attempt)
-                if delay is None:
-                    raise CairnConnectionError(f"{call.method} {call.path}: {exc!r}") from exc
-                await asyncio.sleep(delay)
-                attempt += 1
-                continue
-            response = _decode(raw)
-            self.clock.observe(response.headers)
-            if _is_answer(call, response, attempt):
-                return call.parse(response)
-            delay = self.retry.after_response(call, response, attempt)
-            if delay is None:
-                _raise_for(response)
-            await asyncio.sleep(delay or 0)
-            attempt += 1
+        return await adrive(_attempts(call, self.retry, self.clock), self._request)
+
+    async def _request(self, call: Call[Any]) -> httpx.Response:
+        return await self.http.request(**_request_args(call))
 
     async def aclose(self) -> None:
         if self._http is not None:

@@ -29,7 +29,8 @@ from checkpoints.sdk import (
     Unavailable,
     ValidationError,
 )
-from checkpoints.sdk.calls.checkpoints import CheckpointDraft, thread_state_put
+from checkpoints.sdk.endpoints.saves import thread_state_put
+from checkpoints.sdk.models import CheckpointDraft
 from tests.factories import WorkspaceFactory
 from tests.sdk.faults import FAST_RETRIES, Fault, faulty_client
 

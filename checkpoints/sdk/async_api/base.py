@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
+
+import httpx
 
 from checkpoints.sdk import flows
-from checkpoints.sdk.endpoints.base import Plan, endpoint
-from checkpoints.sdk.errors import CairnError
+from checkpoints.sdk.drive import adrive
+from checkpoints.sdk.endpoints.base import ClientSetup, Plan, endpoint
 from checkpoints.sdk.models import Page
 from checkpoints.sdk.transport import AsyncTransport, Call
 
 T = TypeVar("T")
 
 
-class AsyncBase:
+class AsyncBase(ClientSetup[httpx.AsyncClient]):
     """Holds the transport and the client's memory (heads and steps it has seen)."""
 
+    _transport_type = AsyncTransport
     transport: AsyncTransport
     memory: flows.ClientMemory
 
@@ -35,26 +37,12 @@ class AsyncBase:
         return await (self.send(plan) if isinstance(plan, Call) else self.run(plan))
 
     async def send(self, call: Call[T]) -> T:
-        """Send one prepared request (see checkpoints.sdk.calls)."""
+        """Send one prepared request (see checkpoints.sdk.endpoints)."""
         return await self.transport.send(call)
 
     async def run(self, flow: flows.Flow[T]) -> T:
         """Drive a multi-request flow (see checkpoints.sdk.flows) without blocking the event loop."""
-        try:
-            step = next(flow)
-            while True:
-                if isinstance(step, flows.Sleep):
-                    await asyncio.sleep(step.seconds)
-                    step = flow.send(None)
-                    continue
-                try:
-                    result = await self.transport.send(step)
-                except CairnError as exc:
-                    step = flow.throw(exc)
-                else:
-                    step = flow.send(result)
-        except StopIteration as stop:
-            return cast(T, stop.value)
+        return await adrive(flow, self.transport.send)
 
     async def paginate(
         self, list_method: Callable[..., Awaitable[Page[T]]], /, *args: Any, **kwargs: Any

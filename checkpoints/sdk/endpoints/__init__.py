@@ -1,1 +1,2 @@
-"""Every API method described once, for `Client` and `AsyncClient` both (see `base.endpoint`)."""
+"""Every API call written once (a request builder per call) and bound as a method of `Client` and
+`AsyncClient` both (see `base.request` and `base.endpoint`)."""

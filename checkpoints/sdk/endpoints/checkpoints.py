@@ -1,4 +1,5 @@
-"""The API methods for checkpoints, pending writes and the workspace timeline."""
+"""The API calls for checkpoints, pending writes and the workspace timeline (saves: checkpoints.sdk.endpoints
+.saves). Each builder is the one definition of its request; `CheckpointEndpoints` binds them as methods."""
 
 from __future__ import annotations
 
@@ -6,234 +7,260 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from checkpoints.sdk import flows
-from checkpoints.sdk.calls import checkpoints as cp
-from checkpoints.sdk.calls.base import UNSET, Unset
-from checkpoints.sdk.endpoints.base import Endpoints, endpoint
-from checkpoints.sdk.models import Checkpoint, Diff, Page, PendingWrite, SaveResult
-from checkpoints.sdk.transport import Call
+from checkpoints.sdk.endpoints.base import (
+    Endpoints,
+    body_of,
+    params,
+    parse_checkpoint,
+    parse_checkpoint_page,
+    parse_none,
+    positive_limit,
+    request,
+    seg,
+)
+from checkpoints.sdk.jsonvalue import to_json, to_json_object
+from checkpoints.sdk.models import UNSET, Checkpoint, Diff, Page, PendingWrite, Unset
+from checkpoints.sdk.transport import Call, Response
+
+
+def checkpoints_list(
+    thread_id: str,
+    *,
+    namespace: str | None = None,
+    agent_id: str | None = None,
+    step_name: str | None = None,
+    run_id: str | None = None,
+    before: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    include_state: bool = False,
+    include_tombstones: bool = False,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Call[Page[Checkpoint]]:
+    """A thread's timeline, newest first; `metadata` matches by containment."""
+    query = params(
+        namespace=namespace,
+        agent_id=agent_id,
+        step_name=step_name,
+        run_id=run_id,
+        before=before,
+        metadata=to_json_object(metadata, path="$.metadata") if metadata is not None else None,
+        include_state=include_state or None,
+        include_tombstones=include_tombstones or None,
+        limit=positive_limit(limit),
+        cursor=cursor,
+    )
+    return Call(
+        "GET", f"threads/{seg(thread_id)}/checkpoints/", parse_checkpoint_page, params=query, idempotent=True
+    )
+
+
+def _checkpoint_path(thread_id: str, checkpoint_id: str) -> str:
+    return f"threads/{seg(thread_id)}/checkpoints/{seg(checkpoint_id)}/"
+
+
+def checkpoint_get(thread_id: str, checkpoint_id: str, *, namespace: str | None = None) -> Call[Checkpoint]:
+    """Restore a checkpoint, re-hashed here (ChecksumMismatch) — Gone (with `.tombstone`) if expired."""
+    return Call(
+        "GET",
+        _checkpoint_path(thread_id, checkpoint_id),
+        parse_checkpoint,
+        params=params(namespace=namespace),
+        idempotent=True,
+    )
+
+
+def checkpoint_expire(thread_id: str, checkpoint_id: str, *, namespace: str | None = None) -> Call[None]:
+    """Expire now: the checkpoint becomes a tombstone."""
+    # A retry that finds a tombstone (410) means the first attempt did the work.
+    return Call(
+        "DELETE",
+        _checkpoint_path(thread_id, checkpoint_id),
+        parse_none,
+        params=params(namespace=namespace),
+        idempotent=True,
+        done_on_retry=frozenset({410}),
+    )
+
+
+def checkpoint_set_ttl(
+    thread_id: str,
+    checkpoint_id: str,
+    *,
+    ttl_seconds: int | Unset | None = UNSET,
+    pinned: bool | Unset = UNSET,
+    namespace: str | None = None,
+) -> Call[Checkpoint]:
+    """Set (seconds from now), extend or clear (None) the expiry, and/or pin or unpin."""
+    if ttl_seconds is UNSET and pinned is UNSET:
+        raise ValueError("pass ttl_seconds (seconds from now, or None for no expiry) and/or pinned")
+    return Call(
+        "POST",
+        _checkpoint_path(thread_id, checkpoint_id) + "ttl/",
+        lambda r: Checkpoint.from_dict(r.body),
+        params=params(namespace=namespace),
+        body=body_of(ttl_seconds=ttl_seconds, pinned=pinned),
+        idempotent=True,
+    )
+
+
+def checkpoint_handoff(
+    thread_id: str,
+    checkpoint_id: str,
+    *,
+    target_agent_id: str,
+    context: Mapping[str, Any] | Unset = UNSET,
+    ttl_seconds: int | Unset | None = UNSET,
+    namespace: str | None = None,
+) -> Call[Checkpoint]:
+    """Hand the state to another agent: a child checkpoint owned by `target_agent_id`."""
+    # Not idempotent: every handoff creates a new checkpoint with a server-chosen id.
+    body = body_of(
+        target_agent_id=target_agent_id,
+        context=to_json_object(context, path="$.context") if not isinstance(context, Unset) else UNSET,
+        ttl_seconds=ttl_seconds,
+    )
+    return Call(
+        "POST",
+        _checkpoint_path(thread_id, checkpoint_id) + "handoff/",
+        parse_checkpoint,
+        params=params(namespace=namespace),
+        body=body,
+    )
+
+
+def checkpoint_diff(
+    thread_id: str,
+    checkpoint_id: str,
+    *,
+    against: str | None = None,
+    namespace: str | None = None,
+    against_thread_id: str | None = None,
+    against_namespace: str | None = None,
+) -> Call[Diff]:
+    """RFC 6902 JSON Patch from `against` (default: the parent) to this checkpoint (DiffTooLarge when the
+    two hold more JSON values than the server compares)."""
+    query = params(
+        namespace=namespace,
+        against=against,
+        against_thread_id=against_thread_id,
+        against_namespace=against_namespace,
+    )
+    return Call(
+        "GET",
+        _checkpoint_path(thread_id, checkpoint_id) + "diff/",
+        lambda r: Diff.from_dict(r.body),
+        params=query,
+        idempotent=True,
+    )
+
+
+def checkpoint_lineage(
+    thread_id: str, checkpoint_id: str, *, namespace: str | None = None, limit: int | None = None
+) -> Call[Page[Checkpoint]]:
+    """Ancestors up to the root, nearest first (tombstones included)."""
+    return Call(
+        "GET",
+        _checkpoint_path(thread_id, checkpoint_id) + "lineage/",
+        parse_checkpoint_page,
+        params=params(namespace=namespace, limit=positive_limit(limit)),
+        idempotent=True,
+    )
+
+
+def _writes(response: Response) -> list[PendingWrite]:
+    return [PendingWrite.from_dict(row) for row in response.body["results"]]
+
+
+def pending_writes_list(
+    thread_id: str, checkpoint_id: str, *, namespace: str = ""
+) -> Call[list[PendingWrite]]:
+    return Call(
+        "GET",
+        _checkpoint_path(thread_id, checkpoint_id) + "writes/",
+        _writes,
+        params=params(namespace=namespace),
+        idempotent=True,
+    )
+
+
+def pending_writes_put(
+    thread_id: str,
+    checkpoint_id: str,
+    *,
+    task_id: str,
+    writes: Sequence[Mapping[str, Any]],
+    task_path: str = "",
+    namespace: str = "",
+) -> Call[list[PendingWrite]]:
+    """Store LangGraph pending writes (`{channel, value, idx?, type?}`) for a checkpoint id."""
+    # Idempotent: a repeated write is a no-op (writes at a negative idx, LangGraph's special channels,
+    # replace the earlier one with the same value).
+    items = []
+    for position, write in enumerate(writes):
+        item = {"channel": write["channel"], "value": to_json(write["value"], path=f"$.writes[{position}]")}
+        if write.get("idx") is not None:
+            item["idx"] = write["idx"]
+        if write.get("type"):
+            item["type"] = write["type"]
+        items.append(item)
+    return Call(
+        "POST",
+        _checkpoint_path(thread_id, checkpoint_id) + "writes/",
+        _writes,
+        params=params(namespace=namespace),
+        body={"task_id": task_id, "task_path": task_path, "writes": items},
+        idempotent=True,
+    )
+
+
+def checkpoints_timeline(
+    *,
+    agent_id: str | None = None,
+    thread_id: str | None = None,
+    handoff_target: str | None = None,
+    framework: str | None = None,
+    run_id: str | None = None,
+    namespace: str | None = None,
+    created_after: datetime | None = None,
+    created_before: datetime | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    include_state: bool = False,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Call[Page[Checkpoint]]:
+    """The workspace-wide timeline, newest first (`handoff_target` = an agent's inbox)."""
+    query = params(
+        agent_id=agent_id,
+        thread_id=thread_id,
+        handoff_target=handoff_target,
+        framework=framework,
+        run_id=run_id,
+        namespace=namespace,
+        created_after=created_after,
+        created_before=created_before,
+        metadata=to_json_object(metadata, path="$.metadata") if metadata is not None else None,
+        include_state=include_state or None,
+        limit=positive_limit(limit),
+        cursor=cursor,
+    )
+    return Call("GET", "checkpoints/", parse_checkpoint_page, params=query, idempotent=True)
+
+
+def checkpoint_get_by_id(checkpoint_id: str) -> Call[Checkpoint]:
+    """Restore by id alone (AmbiguousId if copies exist in several threads)."""
+    return Call("GET", f"checkpoints/{seg(checkpoint_id)}/", parse_checkpoint, idempotent=True)
 
 
 class CheckpointEndpoints(Endpoints):
-    # --- checkpoints -------------------------------------------------------------------------------------
-
-    @endpoint
-    def checkpoint_save(
-        self,
-        *,
-        thread_id: str,
-        agent_id: str,
-        state: Any,
-        namespace: str = "",
-        checkpoint_id: str | None = None,
-        parent_id: str | Unset | None = UNSET,
-        framework: str = "custom",
-        schema_version: str = "1.0",
-        step_index: int | None = None,
-        step_name: str | None = None,
-        run_id: str | None = None,
-        context: Any = None,
-        metadata: Any = None,
-        ttl_seconds: int | Unset | None = UNSET,
-        pinned: bool = False,
-    ) -> flows.Flow[SaveResult]:
-        """Save a checkpoint (the thread is created if missing), checksummed here and verified by the server.
-
-        `parent_id` omitted: the namespace head; None: a root; an id: that checkpoint. `ttl_seconds`
-        omitted: the workspace default; None: never expires. Values go through one JSON normalisation
-        (datetimes become ISO strings, tuples lists, int keys strings; NaN is refused).
-        """
-        return flows.checkpoint_save(
-            self.memory,
-            thread_id=thread_id,
-            agent_id=agent_id,
-            state=state,
-            namespace=namespace,
-            checkpoint_id=checkpoint_id,
-            parent_id=parent_id,
-            framework=framework,
-            schema_version=schema_version,
-            step_index=step_index,
-            step_name=step_name,
-            run_id=run_id,
-            context=context,
-            metadata=metadata,
-            ttl_seconds=ttl_seconds,
-            pinned=pinned,
-        )
-
-    @endpoint
-    def checkpoints_list(
-        self,
-        thread_id: str,
-        *,
-        namespace: str | None = None,
-        agent_id: str | None = None,
-        step_name: str | None = None,
-        run_id: str | None = None,
-        before: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        include_state: bool = False,
-        include_tombstones: bool = False,
-        limit: int | None = None,
-        cursor: str | None = None,
-    ) -> Call[Page[Checkpoint]]:
-        """A thread's timeline, newest first; `metadata` matches by containment."""
-        return cp.checkpoints_list(
-            thread_id,
-            namespace=namespace,
-            agent_id=agent_id,
-            step_name=step_name,
-            run_id=run_id,
-            before=before,
-            metadata=metadata,
-            include_state=include_state,
-            include_tombstones=include_tombstones,
-            limit=limit,
-            cursor=cursor,
-        )
-
-    @endpoint
-    def checkpoint_get(
-        self, thread_id: str, checkpoint_id: str, *, namespace: str | None = None
-    ) -> flows.Flow[Checkpoint]:
-        """Restore a checkpoint, re-hashed here (ChecksumMismatch) — Gone (with `.tombstone`) if expired."""
-        return flows.restore(cp.checkpoint_get(thread_id, checkpoint_id, namespace=namespace), self.memory)
-
-    @endpoint
-    def checkpoint_expire(
-        self, thread_id: str, checkpoint_id: str, *, namespace: str | None = None
-    ) -> Call[None]:
-        """Expire now: the checkpoint becomes a tombstone."""
-        return cp.checkpoint_expire(thread_id, checkpoint_id, namespace=namespace)
-
-    @endpoint
-    def checkpoint_set_ttl(
-        self,
-        thread_id: str,
-        checkpoint_id: str,
-        *,
-        ttl_seconds: int | Unset | None = UNSET,
-        pinned: bool | Unset = UNSET,
-        namespace: str | None = None,
-    ) -> Call[Checkpoint]:
-        """Set (seconds from now), extend or clear (None) the expiry, and/or pin or unpin."""
-        return cp.checkpoint_set_ttl(
-            thread_id, checkpoint_id, ttl_seconds=ttl_seconds, pinned=pinned, namespace=namespace
-        )
-
-    @endpoint
-    def checkpoint_handoff(
-        self,
-        thread_id: str,
-        checkpoint_id: str,
-        *,
-        target_agent_id: str,
-        context: Mapping[str, Any] | Unset = UNSET,
-        ttl_seconds: int | Unset | None = UNSET,
-        namespace: str | None = None,
-    ) -> flows.Flow[Checkpoint]:
-        """Hand the state to another agent: a child checkpoint owned by `target_agent_id`."""
-        handed: Checkpoint = yield cp.checkpoint_handoff(
-            thread_id,
-            checkpoint_id,
-            target_agent_id=target_agent_id,
-            context=context,
-            ttl_seconds=ttl_seconds,
-            namespace=namespace,
-        )
-        self.memory.saw(handed, is_head=True)
-        return handed
-
-    @endpoint
-    def checkpoint_diff(
-        self,
-        thread_id: str,
-        checkpoint_id: str,
-        *,
-        against: str | None = None,
-        namespace: str | None = None,
-        against_thread_id: str | None = None,
-        against_namespace: str | None = None,
-    ) -> Call[Diff]:
-        """RFC 6902 JSON Patch from `against` (default: the parent) to this checkpoint."""
-        return cp.checkpoint_diff(
-            thread_id,
-            checkpoint_id,
-            against=against,
-            namespace=namespace,
-            against_thread_id=against_thread_id,
-            against_namespace=against_namespace,
-        )
-
-    @endpoint
-    def checkpoint_lineage(
-        self, thread_id: str, checkpoint_id: str, *, namespace: str | None = None, limit: int | None = None
-    ) -> Call[Page[Checkpoint]]:
-        """Ancestors up to the root, nearest first (tombstones included)."""
-        return cp.checkpoint_lineage(thread_id, checkpoint_id, namespace=namespace, limit=limit)
-
-    @endpoint
-    def pending_writes_list(
-        self, thread_id: str, checkpoint_id: str, *, namespace: str = ""
-    ) -> Call[list[PendingWrite]]:
-        return cp.pending_writes_list(thread_id, checkpoint_id, namespace=namespace)
-
-    @endpoint
-    def pending_writes_put(
-        self,
-        thread_id: str,
-        checkpoint_id: str,
-        *,
-        task_id: str,
-        writes: Sequence[Mapping[str, Any]],
-        task_path: str = "",
-        namespace: str = "",
-    ) -> Call[list[PendingWrite]]:
-        """Store LangGraph pending writes (`{channel, value, idx?, type?}`) for a checkpoint id."""
-        return cp.pending_writes_put(
-            thread_id,
-            checkpoint_id,
-            task_id=task_id,
-            writes=writes,
-            task_path=task_path,
-            namespace=namespace,
-        )
-
-    @endpoint
-    def checkpoints_timeline(
-        self,
-        *,
-        agent_id: str | None = None,
-        thread_id: str | None = None,
-        handoff_target: str | None = None,
-        framework: str | None = None,
-        run_id: str | None = None,
-        namespace: str | None = None,
-        created_after: datetime | None = None,
-        created_before: datetime | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        include_state: bool = False,
-        limit: int | None = None,
-        cursor: str | None = None,
-    ) -> Call[Page[Checkpoint]]:
-        """The workspace-wide timeline, newest first (`handoff_target` = an agent's inbox)."""
-        return cp.checkpoints_timeline(
-            agent_id=agent_id,
-            thread_id=thread_id,
-            handoff_target=handoff_target,
-            framework=framework,
-            run_id=run_id,
-            namespace=namespace,
-            created_after=created_after,
-            created_before=created_before,
-            metadata=metadata,
-            include_state=include_state,
-            limit=limit,
-            cursor=cursor,
-        )
-
-    @endpoint
-    def checkpoint_get_by_id(self, checkpoint_id: str) -> flows.Flow[Checkpoint]:
-        """Restore by id alone (AmbiguousId if copies exist in several threads)."""
-        return flows.restore(cp.checkpoint_get_by_id(checkpoint_id), self.memory)
+    checkpoints_list = request(checkpoints_list)
+    checkpoint_get = request(checkpoint_get, remember="seen")
+    checkpoint_expire = request(checkpoint_expire)
+    checkpoint_set_ttl = request(checkpoint_set_ttl)
+    checkpoint_handoff = request(checkpoint_handoff, remember="head")
+    checkpoint_diff = request(checkpoint_diff)
+    checkpoint_lineage = request(checkpoint_lineage)
+    pending_writes_list = request(pending_writes_list)
+    pending_writes_put = request(pending_writes_put)
+    checkpoints_timeline = request(checkpoints_timeline)
+    checkpoint_get_by_id = request(checkpoint_get_by_id, remember="seen")

@@ -1,122 +1,251 @@
-"""The API methods for medallions, jobs, retention, the schema and the health check."""
+"""The API calls for medallions, jobs, retention, the schema and the health check. Each builder is the one
+definition of its request; `MedallionEndpoints` binds them as methods."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from checkpoints.medallion_schema import Evidence, Medallion, MedallionScope
 from checkpoints.sdk import flows
-from checkpoints.sdk.calls import medallions as md
-from checkpoints.sdk.calls.medallions import MedallionCheckpointResult, MedallionRevision
-from checkpoints.sdk.endpoints.base import Endpoints, endpoint
-from checkpoints.sdk.models import Job, Page
-from checkpoints.sdk.transport import Call
+from checkpoints.sdk.endpoints.base import (
+    Endpoints,
+    params,
+    parse_json,
+    parse_none,
+    positive_limit,
+    request,
+    seg,
+)
+from checkpoints.sdk.endpoints.threads import _job_body
+from checkpoints.sdk.errors import JobFailed
+from checkpoints.sdk.jsonvalue import to_json_object
+from checkpoints.sdk.models import Job, Page, _ts
+from checkpoints.sdk.transport import Call, Response
+
+_DOCUMENT_KEYS = ("meta", "scope", "summary", "decisions", "open_questions", "affordances")
+
+
+def medallion_from_dict(data: Mapping[str, Any]) -> Medallion:
+    """A medallion.v1 document from an API answer, validated by `checkpoints.medallion_schema`. Keys the
+    server may add around the document (links, counts) are left out rather than refused."""
+    return Medallion.from_dict({key: data[key] for key in _DOCUMENT_KEYS if key in data})
+
+
+@dataclass
+class MedallionRevision:
+    """One version of a medallion, with the evidence that produced it."""
+
+    version: int
+    status: str
+    medallion: Medallion | None
+    evidence: dict[str, Any] | None
+    model: str = ""
+    created_at: datetime | None = None
+    job_id: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MedallionRevision:
+        document = data.get("content") or data.get("medallion") or data.get("document")
+        return cls(
+            version=data.get("version", 0),
+            status=data.get("status", ""),
+            medallion=medallion_from_dict(document) if isinstance(document, dict) else None,
+            evidence=data.get("evidence"),
+            model=data.get("model") or "",
+            created_at=_ts(data.get("created_at")),
+            job_id=str(data["job_id"]) if data.get("job_id") else None,
+            raw=data,
+        )
+
+
+@dataclass
+class MedallionCheckpointResult:
+    """The answer to `medallions/checkpoint/`: the medallion (created or updated) when the job finished in
+    time, else the job to wait for."""
+
+    medallion: Medallion | None
+    job: Job | None
+    created: bool
+
+    @classmethod
+    def parse(cls, response: Response) -> MedallionCheckpointResult:
+        body = response.body
+        if response.status == 202:
+            return cls(medallion=None, job=Job.from_dict(_job_body(body)), created=False)
+        document = body.get("medallion", body) if isinstance(body, dict) else body
+        job = (
+            Job.from_dict(body["job"])
+            if isinstance(body, dict) and isinstance(body.get("job"), dict)
+            else None
+        )
+        return cls(medallion=medallion_from_dict(document), job=job, created=response.status == 201)
+
+
+def _medallion(response: Response) -> Medallion:
+    return medallion_from_dict(response.body)
+
+
+def medallion_create(document: Mapping[str, Any]) -> Call[Medallion]:
+    """Store an agent-written medallion (scope + content; Conflict if the scope has an active one)."""
+    body = to_json_object(document, path="$")
+    return Call("POST", "medallions/", _medallion, body=body)
+
+
+def medallion_checkpoint(
+    scope: MedallionScope, evidence: Evidence, *, thread_id: str | None = None, wait: float | None = None
+) -> Call[MedallionCheckpointResult]:
+    """Create or update the medallion of exactly this scope from the evidence (a job; `wait` seconds)."""
+    body: dict[str, Any] = {
+        "scope": scope.to_dict(),
+        "evidence": to_json_object(evidence.to_dict(), path="$"),
+    }
+    if thread_id is not None:
+        body["thread_id"] = thread_id
+    query = params(wait=int(wait) if wait is not None else None)
+    return Call("POST", "medallions/checkpoint/", MedallionCheckpointResult.parse, params=query, body=body)
+
+
+def medallions_list(
+    *,
+    graph_nodes: Sequence[str] = (),
+    tags: Sequence[str] = (),
+    status: str | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Call[Page[Medallion]]:
+    """Medallions whose nodes include `graph_nodes` and whose tags overlap `tags`, newest first."""
+    query = params(
+        graph_nodes=list(graph_nodes) or None,
+        tags=list(tags) or None,
+        status=status,
+        limit=positive_limit(limit),
+        cursor=cursor,
+    )
+    return Call(
+        "GET", "medallions/", lambda r: Page.parse(r.body, medallion_from_dict), params=query, idempotent=True
+    )
+
+
+def medallion_get(medallion_id: str) -> Call[Medallion]:
+    return Call("GET", f"medallions/{seg(medallion_id)}/", _medallion, idempotent=True)
+
+
+def medallion_update(
+    medallion_id: str, changes: Mapping[str, Any], *, expected_version: int | None = None
+) -> Call[Medallion]:
+    """Change status and/or content: a new revision (PreconditionFailed if `expected_version` is
+    stale)."""
+    # Not idempotent: every PATCH records a new revision. `expected_version` (If-Match) refuses the change
+    # with PreconditionFailed if someone else changed the medallion since that version.
+    body = to_json_object(changes, path="$")
+    headers = {"If-Match": f'"{expected_version}"'} if expected_version is not None else {}
+    return Call("PATCH", f"medallions/{seg(medallion_id)}/", _medallion, body=body, headers=headers)
+
+
+def medallion_delete(medallion_id: str) -> Call[None]:
+    return Call(
+        "DELETE",
+        f"medallions/{seg(medallion_id)}/",
+        parse_none,
+        idempotent=True,
+        done_on_retry=frozenset({404}),
+    )
+
+
+def medallion_revisions(
+    medallion_id: str, *, limit: int | None = None, cursor: str | None = None
+) -> Call[Page[MedallionRevision]]:
+    """Every version, newest first, with its evidence."""
+    return Call(
+        "GET",
+        f"medallions/{seg(medallion_id)}/revisions/",
+        lambda r: Page.parse(r.body, MedallionRevision.from_dict),
+        params=params(limit=positive_limit(limit), cursor=cursor),
+        idempotent=True,
+    )
+
+
+# --- jobs, retention, schema, health ------------------------------------------------------------------------
+
+
+def jobs_list(
+    *, status: str | None = None, kind: str | None = None, limit: int | None = None, cursor: str | None = None
+) -> Call[Page[Job]]:
+    query = params(status=status, kind=kind, limit=positive_limit(limit), cursor=cursor)
+    return Call("GET", "jobs/", lambda r: Page.parse(r.body, Job.from_dict), params=query, idempotent=True)
+
+
+def job_get(job_id: str) -> Call[Job]:
+    return Call("GET", f"jobs/{seg(job_id)}/", lambda r: Job.from_dict(r.body), idempotent=True)
+
+
+def retention_get() -> Call[dict[str, Any]]:
+    return Call("GET", "retention/", parse_json, idempotent=True)
+
+
+def retention_put(policy: Mapping[str, Any]) -> Call[dict[str, Any]]:
+    """Change the workspace retention policy (an `admin` key)."""
+    return Call("PUT", "retention/", parse_json, body=to_json_object(policy, path="$"), idempotent=True)
+
+
+def retention_preview() -> Call[dict[str, Any]]:
+    """Exactly what the next retention sweep would do."""
+    # A dry run: nothing changes, so it is safe to repeat.
+    return Call("POST", "retention/preview/", parse_json, body={}, idempotent=True)
+
+
+def retention_sweep() -> Call[Job]:
+    """Sweep the workspace now (a job; poll it with job_wait)."""
+    # Not idempotent: each call queues a job.
+    return Call("POST", "retention/sweep/", lambda r: Job.from_dict(_job_body(r.body)), body={})
+
+
+def schema() -> Call[dict[str, Any]]:
+    """The OpenAPI 3 document."""
+    return Call("GET", "schema/", parse_json, params=params(format="json"), idempotent=True)
+
+
+def health() -> Call[dict[str, Any]]:
+    """`/healthz`: `{"database", "cache", "broker"}`, each "ok" or the problem."""
+    # `/healthz` answers 503 with the same report when a component is down: returned, not raised.
+    return Call("GET", "/healthz", parse_json, idempotent=True, accept_status=frozenset({503}))
+
+
+def job_wait(job_id: str, *, timeout: float = 60.0) -> flows.Flow[Job]:
+    """Poll until the job finishes: the job if it succeeded, JobFailed if it failed, TimeoutError."""
+    deadline = time.monotonic() + timeout
+    delay = 0.25
+    while True:
+        job: Job = yield job_get(job_id)
+        if job.finished:
+            if job.status == "failed":
+                raise JobFailed(f"job {job_id} failed: {job.error}", details={"job": job.raw})
+            return job
+        if time.monotonic() + delay > deadline:
+            raise TimeoutError(f"job {job_id} is still {job.status} after {timeout} s")
+        yield flows.Sleep(delay)
+        delay = min(delay * 1.5, 2.0)
 
 
 class MedallionEndpoints(Endpoints):
-    # --- medallions, jobs, retention -----------------------------------------------------------------------
-
-    @endpoint
-    def medallion_create(self, document: Mapping[str, Any]) -> Call[Medallion]:
-        """Store an agent-written medallion (scope + content; Conflict if the scope has an active one)."""
-        return md.medallion_create(document)
-
-    @endpoint
-    def medallion_checkpoint(
-        self,
-        scope: MedallionScope,
-        evidence: Evidence,
-        *,
-        thread_id: str | None = None,
-        wait: float | None = None,
-    ) -> Call[MedallionCheckpointResult]:
-        """Create or update the medallion of exactly this scope from the evidence (a job; `wait` seconds)."""
-        return md.medallion_checkpoint(scope, evidence, thread_id=thread_id, wait=wait)
-
-    @endpoint
-    def medallions_list(
-        self,
-        *,
-        graph_nodes: Sequence[str] = (),
-        tags: Sequence[str] = (),
-        status: str | None = None,
-        limit: int | None = None,
-        cursor: str | None = None,
-    ) -> Call[Page[Medallion]]:
-        """Medallions whose nodes include `graph_nodes` and whose tags overlap `tags`, newest first."""
-        return md.medallions_list(
-            graph_nodes=graph_nodes, tags=tags, status=status, limit=limit, cursor=cursor
-        )
-
-    @endpoint
-    def medallion_get(self, medallion_id: str) -> Call[Medallion]:
-        return md.medallion_get(medallion_id)
-
-    @endpoint
-    def medallion_update(
-        self, medallion_id: str, changes: Mapping[str, Any], *, expected_version: int | None = None
-    ) -> Call[Medallion]:
-        """Change status and/or content: a new revision (PreconditionFailed if `expected_version` is
-        stale)."""
-        return md.medallion_update(medallion_id, changes, expected_version=expected_version)
-
-    @endpoint
-    def medallion_delete(self, medallion_id: str) -> Call[None]:
-        return md.medallion_delete(medallion_id)
-
-    @endpoint
-    def medallion_revisions(
-        self, medallion_id: str, *, limit: int | None = None, cursor: str | None = None
-    ) -> Call[Page[MedallionRevision]]:
-        """Every version, newest first, with its evidence."""
-        return md.medallion_revisions(medallion_id, limit=limit, cursor=cursor)
-
-    @endpoint
-    def jobs_list(
-        self,
-        *,
-        status: str | None = None,
-        kind: str | None = None,
-        limit: int | None = None,
-        cursor: str | None = None,
-    ) -> Call[Page[Job]]:
-        return md.jobs_list(status=status, kind=kind, limit=limit, cursor=cursor)
-
-    @endpoint
-    def job_get(self, job_id: str) -> Call[Job]:
-        return md.job_get(job_id)
-
-    @endpoint
-    def job_wait(self, job_id: str, *, timeout: float = 60.0) -> flows.Flow[Job]:
-        """Poll until the job finishes: the job if it succeeded, JobFailed if it failed, TimeoutError."""
-        return flows.job_wait(job_id, timeout=timeout)
-
-    @endpoint
-    def retention_get(self) -> Call[dict[str, Any]]:
-        return md.retention_get()
-
-    @endpoint
-    def retention_put(self, policy: Mapping[str, Any]) -> Call[dict[str, Any]]:
-        """Change the workspace retention policy (an `admin` key)."""
-        return md.retention_put(policy)
-
-    @endpoint
-    def retention_preview(self) -> Call[dict[str, Any]]:
-        """Exactly what the next retention sweep would do."""
-        return md.retention_preview()
-
-    @endpoint
-    def retention_sweep(self) -> Call[Job]:
-        """Sweep the workspace now (a job; poll it with job_wait)."""
-        return md.retention_sweep()
-
-    @endpoint
-    def schema(self) -> Call[dict[str, Any]]:
-        """The OpenAPI 3 document."""
-        return md.schema()
-
-    @endpoint
-    def health(self) -> Call[dict[str, Any]]:
-        """`/healthz`: `{"database", "cache", "broker"}`, each "ok" or the problem."""
-        return md.health()
+    medallion_create = request(medallion_create)
+    medallion_checkpoint = request(medallion_checkpoint)
+    medallions_list = request(medallions_list)
+    medallion_get = request(medallion_get)
+    medallion_update = request(medallion_update)
+    medallion_delete = request(medallion_delete)
+    medallion_revisions = request(medallion_revisions)
+    jobs_list = request(jobs_list)
+    job_get = request(job_get)
+    job_wait = request(job_wait)
+    retention_get = request(retention_get)
+    retention_put = request(retention_put)
+    retention_preview = request(retention_preview)
+    retention_sweep = request(retention_sweep)
+    schema = request(schema)
+    health = request(health)

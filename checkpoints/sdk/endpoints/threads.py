@@ -1,4 +1,5 @@
-"""The API methods for threads and messages."""
+"""The API calls for threads and messages. Each builder is the one definition of its request;
+`ThreadEndpoints` binds them as methods."""
 
 from __future__ import annotations
 
@@ -6,74 +7,308 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from checkpoints.sdk import flows
-from checkpoints.sdk.calls import threads as th
-from checkpoints.sdk.calls.base import UNSET, Unset, body_of
-from checkpoints.sdk.endpoints.base import Endpoints, endpoint
-from checkpoints.sdk.models import Checkpoint, Job, Message, Page, SaveResult, Thread
-from checkpoints.sdk.transport import Call
+from checkpoints.ids import new_id
+from checkpoints.sdk.endpoints.base import (
+    Endpoints,
+    body_of,
+    endpoint,
+    params,
+    parse_checkpoint,
+    parse_none,
+    positive_limit,
+    request,
+    seg,
+)
+from checkpoints.sdk.jsonvalue import to_json_object
+from checkpoints.sdk.models import UNSET, Checkpoint, Job, Message, Page, Thread, Unset
+from checkpoints.sdk.transport import Call, Response
+
+MESSAGE_FIELDS = frozenset(
+    {
+        "message_id",
+        "role",
+        "content",
+        "content_blocks",
+        "tool_calls",
+        "tool_call_id",
+        "name",
+        "usage",
+        "metadata",
+    }
+)
+
+
+def _thread(response: Response) -> Thread:
+    return Thread.from_dict(response.body)
+
+
+def _thread_page(response: Response) -> Page[Thread]:
+    return Page.parse(response.body, Thread.from_dict)
+
+
+def _message_page(response: Response) -> Page[Message]:
+    return Page.parse(response.body, Message.from_dict)
+
+
+def thread_create(
+    thread_id: str | None = None,
+    *,
+    name: str | None = None,
+    user_id: str | None = None,
+    tags: Sequence[str] | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    scope: Mapping[str, Any] | None = None,
+    ttl_seconds: int | Unset | None = UNSET,
+) -> Call[Thread]:
+    """Create a thread (a server UUIDv7 id when `thread_id` is None). Conflict if it exists."""
+    # Not idempotent: a retry after a lost answer would meet its own thread as a 409 duplicate.
+    body = body_of(
+        thread_id=thread_id if thread_id is not None else UNSET,
+        name=name if name is not None else UNSET,
+        user_id=user_id if user_id is not None else UNSET,
+        tags=list(tags) if tags is not None else UNSET,
+        metadata=to_json_object(metadata, path="$.metadata") if metadata is not None else UNSET,
+        scope=to_json_object(scope, path="$.scope") if scope is not None else UNSET,
+        ttl_seconds=ttl_seconds,
+    )
+    return Call("POST", "threads/", _thread, body=body)
+
+
+def threads_list(
+    *,
+    user_id: str | None = None,
+    tags: Sequence[str] | None = None,
+    q: str | None = None,
+    created_after: datetime | None = None,
+    created_before: datetime | None = None,
+    updated_after: datetime | None = None,
+    updated_before: datetime | None = None,
+    ordering: str | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Call[Page[Thread]]:
+    """One page of threads (newest update first by default); `tags` match any."""
+    query = params(
+        user_id=user_id,
+        tag=list(tags) if tags else None,
+        q=q,
+        created_after=created_after,
+        created_before=created_before,
+        updated_after=updated_after,
+        updated_before=updated_before,
+        ordering=ordering,
+        limit=positive_limit(limit),
+        cursor=cursor,
+    )
+    return Call("GET", "threads/", _thread_page, params=query, idempotent=True)
+
+
+def thread_get(thread_id: str, *, user_id: str | None = None) -> Call[Thread]:
+    """A thread with message_count, checkpoint_count, storage_bytes and head. With `user_id`, only if
+    it is that end user's thread (NotFound otherwise)."""
+    return Call("GET", f"threads/{seg(thread_id)}/", _thread, params=params(user_id=user_id), idempotent=True)
+
+
+def thread_patch(thread_id: str, changes: Mapping[str, Any], *, user_id: str | None = None) -> Call[Thread]:
+    """PATCH sets absolute values, so repeating it changes nothing more: idempotent."""
+    body = to_json_object(dict(changes), path="$")
+    query = params(user_id=user_id)
+    return Call("PATCH", f"threads/{seg(thread_id)}/", _thread, params=query, body=body, idempotent=True)
+
+
+def thread_delete(thread_id: str, *, user_id: str | None = None) -> Call[None]:
+    """Erase the thread and everything under it (checkpoints, writes, messages)."""
+    return Call(
+        "DELETE",
+        f"threads/{seg(thread_id)}/",
+        parse_none,
+        params=params(user_id=user_id),
+        idempotent=True,
+        done_on_retry=frozenset({404}),
+    )
+
+
+def thread_state(thread_id: str, *, namespace: str = "") -> Call[Checkpoint]:
+    """The head checkpoint of the namespace, with its state (re-hashed). NotFound if none."""
+    return Call(
+        "GET",
+        f"threads/{seg(thread_id)}/state/",
+        parse_checkpoint,
+        params=params(namespace=namespace),
+        idempotent=True,
+    )
+
+
+def thread_fork(
+    thread_id: str,
+    *,
+    checkpoint_id: str | None = None,
+    namespace: str | None = None,
+    new_thread_id: str | None = None,
+    name: str | None = None,
+) -> Call[Thread]:
+    """A new thread whose head is a copy of `checkpoint_id` (default: the head), with the messages up
+    to it."""
+    body = body_of(
+        checkpoint_id=checkpoint_id if checkpoint_id is not None else UNSET,
+        namespace=namespace if namespace is not None else UNSET,
+        thread_id=new_thread_id if new_thread_id is not None else UNSET,
+        name=name if name is not None else UNSET,
+    )
+    return Call("POST", f"threads/{seg(thread_id)}/fork/", _thread, body=body)
+
+
+def thread_copy(thread_id: str, target_thread_id: str) -> Call[Thread]:
+    """A full copy: every checkpoint (same ids), pending write and message. Conflict if the target
+    exists."""
+    return Call("POST", f"threads/{seg(thread_id)}/copy/", _thread, body={"thread_id": target_thread_id})
+
+
+def thread_prune(thread_id: str, strategy: str = "keep_latest", *, user_id: str | None = None) -> Call[int]:
+    """`keep_latest` (the newest checkpoint of each namespace survives) or `delete`; returns the count."""
+    # Pruning twice prunes nothing more: idempotent.
+    return Call(
+        "POST",
+        f"threads/{seg(thread_id)}/prune/",
+        lambda r: int(r.body.get("pruned", 0)),
+        params=params(user_id=user_id),
+        body={"strategy": strategy},
+        idempotent=True,
+    )
+
+
+def thread_summarize(thread_id: str) -> Call[Job]:
+    """Summarise the thread's new messages into its scope's medallion (a job)."""
+    return Call("POST", f"threads/{seg(thread_id)}/summarize/", lambda r: Job.from_dict(_job_body(r.body)))
+
+
+def _job_body(body: Any) -> dict[str, Any]:
+    return body["job"] if isinstance(body, dict) and isinstance(body.get("job"), dict) else body
+
+
+def thread_storage(thread_id: str) -> Call[dict[str, Any]]:
+    """Bytes by namespace and kind (state, writes, messages)."""
+    return Call("GET", f"threads/{seg(thread_id)}/storage/", lambda r: r.body, idempotent=True)
+
+
+# --- messages ---------------------------------------------------------------------------------------------
+
+
+def message_body(message: Mapping[str, Any] | Any) -> dict[str, Any]:
+    """A message for `messages_append`: a mapping (or an object with those attributes) with `role` and
+    `content`; a `message_id` is generated when missing, which makes the append safe to retry."""
+    if isinstance(message, Mapping):
+        data = dict(message)
+    else:
+        data = {name: getattr(message, name) for name in MESSAGE_FIELDS if hasattr(message, name)}
+    unknown = set(data) - MESSAGE_FIELDS
+    if unknown:
+        raise ValueError(f"unknown message fields: {', '.join(sorted(unknown))}")
+    data = {key: value for key, value in data.items() if value is not None}
+    data.setdefault("message_id", new_id())
+    return to_json_object(data, path="$.message")
+
+
+def messages_append(
+    thread_id: str, messages: Sequence[Mapping[str, Any] | Any], *, user_id: str | None = None
+) -> Call[list[Message]]:
+    """Append 1..1000 messages in order; each gets a message_id (if missing) and a seq."""
+    # Idempotent: every message carries a message_id, and the server treats an identical message with a
+    # known id as a no-op. `user_id`: refused (404) if the thread is another user's; a thread the append
+    # creates is given that user.
+    body = {"messages": [message_body(m) for m in messages]}
+    return Call(
+        "POST",
+        f"threads/{seg(thread_id)}/messages/",
+        lambda r: [Message.from_dict(row) for row in r.body["results"]],
+        params=params(user_id=user_id),
+        body=body,
+        idempotent=True,
+    )
+
+
+def messages_list(
+    thread_id: str,
+    *,
+    role: str | None = None,
+    search: str | None = None,
+    after_seq: int | None = None,
+    before_seq: int | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+    user_id: str | None = None,
+) -> Call[Page[Message]]:
+    """One page of a thread's messages in seq order; `search` is full text."""
+    query = params(
+        role=role,
+        search=search,
+        after_seq=after_seq,
+        before_seq=before_seq,
+        limit=positive_limit(limit),
+        cursor=cursor,
+        user_id=user_id,
+    )
+    return Call("GET", f"threads/{seg(thread_id)}/messages/", _message_page, params=query, idempotent=True)
+
+
+def message_get(thread_id: str, message_id: str, *, user_id: str | None = None) -> Call[Message]:
+    return Call(
+        "GET",
+        f"threads/{seg(thread_id)}/messages/{seg(message_id)}/",
+        lambda r: Message.from_dict(r.body),
+        params=params(user_id=user_id),
+        idempotent=True,
+    )
+
+
+def message_delete(thread_id: str, message_id: str, *, user_id: str | None = None) -> Call[None]:
+    return Call(
+        "DELETE",
+        f"threads/{seg(thread_id)}/messages/{seg(message_id)}/",
+        parse_none,
+        params=params(user_id=user_id),
+        idempotent=True,
+        done_on_retry=frozenset({404}),
+    )
+
+
+def messages_search(
+    *,
+    search: str | None = None,
+    thread_id: str | None = None,
+    user_id: str | None = None,
+    role: str | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Call[Page[Message]]:
+    """Workspace-wide message search."""
+    query = params(
+        search=search,
+        thread_id=thread_id,
+        user_id=user_id,
+        role=role,
+        limit=positive_limit(limit),
+        cursor=cursor,
+    )
+    return Call("GET", "messages/", _message_page, params=query, idempotent=True)
 
 
 class ThreadEndpoints(Endpoints):
-    # --- threads -----------------------------------------------------------------------------------------
-
-    @endpoint
-    def thread_create(
-        self,
-        thread_id: str | None = None,
-        *,
-        name: str | None = None,
-        user_id: str | None = None,
-        tags: Sequence[str] | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        scope: Mapping[str, Any] | None = None,
-        ttl_seconds: int | Unset | None = UNSET,
-    ) -> Call[Thread]:
-        """Create a thread (a server UUIDv7 id when `thread_id` is None). Conflict if it exists."""
-        return th.thread_create(
-            thread_id=thread_id,
-            name=name,
-            user_id=user_id,
-            tags=tags,
-            metadata=metadata,
-            scope=scope,
-            ttl_seconds=ttl_seconds,
-        )
-
-    @endpoint
-    def threads_list(
-        self,
-        *,
-        user_id: str | None = None,
-        tags: Sequence[str] | None = None,
-        q: str | None = None,
-        created_after: datetime | None = None,
-        created_before: datetime | None = None,
-        updated_after: datetime | None = None,
-        updated_before: datetime | None = None,
-        ordering: str | None = None,
-        limit: int | None = None,
-        cursor: str | None = None,
-    ) -> Call[Page[Thread]]:
-        """One page of threads (newest update first by default); `tags` match any."""
-        return th.threads_list(
-            user_id=user_id,
-            tags=tags,
-            q=q,
-            created_after=created_after,
-            created_before=created_before,
-            updated_after=updated_after,
-            updated_before=updated_before,
-            ordering=ordering,
-            limit=limit,
-            cursor=cursor,
-        )
-
-    @endpoint
-    def thread_get(self, thread_id: str, *, user_id: str | None = None) -> Call[Thread]:
-        """A thread with message_count, checkpoint_count, storage_bytes and head. With `user_id`, only if
-        it is that end user's thread (NotFound otherwise)."""
-        return th.thread_get(thread_id, user_id=user_id)
+    thread_create = request(thread_create)
+    threads_list = request(threads_list)
+    thread_get = request(thread_get)
+    thread_delete = request(thread_delete)
+    thread_state = request(thread_state, remember="seen")
+    thread_fork = request(thread_fork)
+    thread_copy = request(thread_copy)
+    thread_prune = request(thread_prune)
+    thread_summarize = request(thread_summarize)
+    thread_storage = request(thread_storage)
+    messages_append = request(messages_append)
+    messages_list = request(messages_list)
+    message_get = request(message_get)
+    message_delete = request(message_delete)
+    messages_search = request(messages_search)
 
     @endpoint
     def thread_update(
@@ -100,153 +335,4 @@ class ThreadEndpoints(Endpoints):
             ttl_seconds=ttl_seconds,
             pinned=pinned,
         )
-        return th.thread_update(thread_id, changes, user_id=owner)
-
-    @endpoint
-    def thread_delete(self, thread_id: str, *, user_id: str | None = None) -> Call[None]:
-        """Erase the thread and everything under it (checkpoints, writes, messages)."""
-        return th.thread_delete(thread_id, user_id=user_id)
-
-    @endpoint
-    def thread_state(self, thread_id: str, *, namespace: str = "") -> flows.Flow[Checkpoint]:
-        """The head checkpoint of the namespace, with its state (re-hashed). NotFound if none."""
-        return flows.restore(th.thread_state(thread_id, namespace), self.memory)
-
-    @endpoint
-    def thread_state_put(
-        self,
-        thread_id: str,
-        *,
-        agent_id: str,
-        state: Any,
-        namespace: str = "",
-        checkpoint_id: str | None = None,
-        framework: str = "custom",
-        schema_version: str = "1.0",
-        step_index: int | None = None,
-        step_name: str | None = None,
-        run_id: str | None = None,
-        context: Any = None,
-        metadata: Any = None,
-        ttl_seconds: int | Unset | None = UNSET,
-        pinned: bool = False,
-    ) -> flows.Flow[SaveResult]:
-        """Save a new head whose parent is the current head (If-Match guarded; a moved head is re-read)."""
-        return flows.checkpoint_save(
-            self.memory,
-            thread_id=thread_id,
-            agent_id=agent_id,
-            state=state,
-            namespace=namespace,
-            checkpoint_id=checkpoint_id,
-            framework=framework,
-            schema_version=schema_version,
-            step_index=step_index,
-            step_name=step_name,
-            run_id=run_id,
-            context=context,
-            metadata=metadata,
-            ttl_seconds=ttl_seconds,
-            pinned=pinned,
-        )
-
-    @endpoint
-    def thread_fork(
-        self,
-        thread_id: str,
-        *,
-        checkpoint_id: str | None = None,
-        namespace: str | None = None,
-        new_thread_id: str | None = None,
-        name: str | None = None,
-    ) -> Call[Thread]:
-        """A new thread whose head is a copy of `checkpoint_id` (default: the head), with the messages up
-        to it."""
-        return th.thread_fork(
-            thread_id,
-            checkpoint_id=checkpoint_id,
-            namespace=namespace,
-            new_thread_id=new_thread_id,
-            name=name,
-        )
-
-    @endpoint
-    def thread_copy(self, thread_id: str, target_thread_id: str) -> Call[Thread]:
-        """A full copy: every checkpoint (same ids), pending write and message. Conflict if the target
-        exists."""
-        return th.thread_copy(thread_id, target_thread_id)
-
-    @endpoint
-    def thread_prune(
-        self, thread_id: str, strategy: str = "keep_latest", *, user_id: str | None = None
-    ) -> Call[int]:
-        """`keep_latest` (the newest checkpoint of each namespace survives) or `delete`; returns the count."""
-        return th.thread_prune(thread_id, strategy, user_id=user_id)
-
-    @endpoint
-    def thread_summarize(self, thread_id: str) -> Call[Job]:
-        """Summarise the thread's new messages into its scope's medallion (a job)."""
-        return th.thread_summarize(thread_id)
-
-    @endpoint
-    def thread_storage(self, thread_id: str) -> Call[dict[str, Any]]:
-        """Bytes by namespace and kind (state, writes, messages)."""
-        return th.thread_storage(thread_id)
-
-    # --- messages ----------------------------------------------------------------------------------------
-
-    @endpoint
-    def messages_append(
-        self, thread_id: str, messages: Sequence[Mapping[str, Any] | Any], *, user_id: str | None = None
-    ) -> Call[list[Message]]:
-        """Append 1..1000 messages in order; each gets a message_id (if missing) and a seq."""
-        return th.messages_append(thread_id, messages, user_id=user_id)
-
-    @endpoint
-    def messages_list(
-        self,
-        thread_id: str,
-        *,
-        role: str | None = None,
-        search: str | None = None,
-        after_seq: int | None = None,
-        before_seq: int | None = None,
-        limit: int | None = None,
-        cursor: str | None = None,
-        user_id: str | None = None,
-    ) -> Call[Page[Message]]:
-        """One page of a thread's messages in seq order; `search` is full text."""
-        return th.messages_list(
-            thread_id,
-            role=role,
-            search=search,
-            after_seq=after_seq,
-            before_seq=before_seq,
-            limit=limit,
-            cursor=cursor,
-            user_id=user_id,
-        )
-
-    @endpoint
-    def message_get(self, thread_id: str, message_id: str, *, user_id: str | None = None) -> Call[Message]:
-        return th.message_get(thread_id, message_id, user_id=user_id)
-
-    @endpoint
-    def message_delete(self, thread_id: str, message_id: str, *, user_id: str | None = None) -> Call[None]:
-        return th.message_delete(thread_id, message_id, user_id=user_id)
-
-    @endpoint
-    def messages_search(
-        self,
-        *,
-        search: str | None = None,
-        thread_id: str | None = None,
-        user_id: str | None = None,
-        role: str | None = None,
-        limit: int | None = None,
-        cursor: str | None = None,
-    ) -> Call[Page[Message]]:
-        """Workspace-wide message search."""
-        return th.messages_search(
-            search=search, thread_id=thread_id, user_id=user_id, role=role, limit=limit, cursor=cursor
-        )
+        return thread_patch(thread_id, changes, user_id=owner)

@@ -49,15 +49,13 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from checkpoints.sdk import flows
 from checkpoints.sdk.aclient import AsyncClient
-from checkpoints.sdk.calls import checkpoints as cp_calls
-from checkpoints.sdk.calls import langgraph as lg_calls
-from checkpoints.sdk.calls import threads as th_calls
-from checkpoints.sdk.calls.base import UNSET, Unset
-from checkpoints.sdk.calls.checkpoints import CheckpointDraft
 from checkpoints.sdk.client import Client
+from checkpoints.sdk.endpoints import checkpoints as cp_calls
+from checkpoints.sdk.endpoints import langgraph as lg_calls
+from checkpoints.sdk.endpoints import threads as th_calls
 from checkpoints.sdk.errors import NotFound, PreconditionFailed
 from checkpoints.sdk.langgraph.values import ValueCodec
-from checkpoints.sdk.models import Checkpoint, Page, SaveResult
+from checkpoints.sdk.models import UNSET, Checkpoint, CheckpointDraft, Page, SaveResult, Unset
 from checkpoints.sdk.transport import Call
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9._:-]{1,128}\Z")
@@ -109,6 +107,35 @@ class StoredChannels:
     def get(self, thread_id: str, namespace: str, checkpoint_id: str) -> _Stored | None:
         with self._lock:
             return self._entries.get((thread_id, namespace, checkpoint_id))
+
+
+class _Listing:
+    """One `list`/`alist` walk, written once: the request for the next page (None when the walk is over) and
+    the tuples of a page, decoded as they are consumed, up to `limit`."""
+
+    def __init__(self, saver: CairnSaver, query: dict[str, Any], limit: int | None) -> None:
+        self.saver = saver
+        self.query = query
+        self.remaining = limit
+        self.cursor: str | None = None
+        self.done = limit is not None and limit <= 0
+
+    def next_call(self) -> Call[Page[dict[str, Any]]] | None:
+        if self.done:
+            return None
+        size = self.saver.page_size if self.remaining is None else max(1, min(self.remaining, MAX_PAGE))
+        return lg_calls.langgraph_tuples(**self.query, limit=size, cursor=self.cursor)
+
+    def take(self, page: Page[dict[str, Any]]) -> Iterator[CheckpointTuple]:
+        self.cursor = page.next_cursor
+        self.done = not self.cursor
+        for row in page.results:
+            yield self.saver._tuple(row)
+            if self.remaining is not None:
+                self.remaining -= 1
+                if self.remaining <= 0:
+                    self.done = True
+                    return
 
 
 class CairnSaver(BaseCheckpointSaver[str]):
@@ -326,11 +353,15 @@ class CairnSaver(BaseCheckpointSaver[str]):
         for thread_id in thread_ids:
             yield from self._ignore_missing(th_calls.thread_prune(str(thread_id), strategy))
 
-    def _list_query(
-        self, config: RunnableConfig | None, filter: dict[str, Any] | None, before: RunnableConfig | None
-    ) -> dict[str, Any]:
+    def _listing(
+        self,
+        config: RunnableConfig | None,
+        filter: dict[str, Any] | None,
+        before: RunnableConfig | None,
+        limit: int | None,
+    ) -> _Listing:
         configurable = config["configurable"] if config else {}
-        return {
+        query = {
             "thread_id": _thread_id(cast(RunnableConfig, config))
             if config and "thread_id" in configurable
             else None,
@@ -339,9 +370,7 @@ class CairnSaver(BaseCheckpointSaver[str]):
             "before": get_checkpoint_id(before) if before else None,
             "metadata": self.metadata_codec.encode(filter) if filter else None,
         }
-
-    def _page_limit(self, remaining: int | None) -> int:
-        return self.page_size if remaining is None else max(1, min(remaining, MAX_PAGE))
+        return _Listing(self, query, limit)
 
     # --- sync API --------------------------------------------------------------------------------------
 
@@ -358,23 +387,9 @@ class CairnSaver(BaseCheckpointSaver[str]):
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
         """Checkpoints newest first, fetched page by page as the iterator is consumed."""
-        if limit is not None and limit <= 0:
-            return
-        query = self._list_query(config, filter, before)
-        remaining, cursor = limit, None
-        while True:
-            page = self.client.send(
-                lg_calls.langgraph_tuples(**query, limit=self._page_limit(remaining), cursor=cursor)
-            )
-            for row in page.results:
-                yield self._tuple(row)
-                if remaining is not None:
-                    remaining -= 1
-                    if remaining <= 0:
-                        return
-            cursor = page.next_cursor
-            if not cursor:
-                return
+        listing = self._listing(config, filter, before, limit)
+        while (call := listing.next_call()) is not None:
+            yield from listing.take(self.client.send(call))
 
     def put(
         self,
@@ -431,23 +446,10 @@ class CairnSaver(BaseCheckpointSaver[str]):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
-        if limit is not None and limit <= 0:
-            return
-        query = self._list_query(config, filter, before)
-        remaining, cursor = limit, None
-        while True:
-            page = await self.async_client.send(
-                lg_calls.langgraph_tuples(**query, limit=self._page_limit(remaining), cursor=cursor)
-            )
-            for row in page.results:
-                yield self._tuple(row)
-                if remaining is not None:
-                    remaining -= 1
-                    if remaining <= 0:
-                        return
-            cursor = page.next_cursor
-            if not cursor:
-                return
+        listing = self._listing(config, filter, before, limit)
+        while (call := listing.next_call()) is not None:
+            for item in listing.take(await self.async_client.send(call)):
+                yield item
 
     async def aput(
         self,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from checkpoints.sdk.calls import threads as th_calls
+from checkpoints.sdk.endpoints import threads as th_calls
 from checkpoints.sdk.jsonvalue import to_json, to_json_object
 from checkpoints.sdk.models import Message, Thread
 

@@ -7,7 +7,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from checkpoints.sdk import flows
-from checkpoints.sdk.calls import threads as th_calls
+from checkpoints.sdk.endpoints import saves
+from checkpoints.sdk.endpoints import threads as th_calls
+from checkpoints.sdk.endpoints.base import with_params
 from checkpoints.sdk.errors import Conflict, NotFound
 from checkpoints.sdk.models import Checkpoint, Message, Page, Thread
 from checkpoints.sdk.pyagenity import convert
@@ -75,7 +77,7 @@ class CheckpointerFlows:
         thread_id, user_id = _keys(config)
         yield from self._owned(thread_id, user_id, create=True)
         # The server refuses (404) a save into another user's thread, so no check-then-write window remains.
-        yield from flows.checkpoint_save(
+        yield from saves.checkpoint_save(
             memory,
             thread_id=thread_id,
             agent_id=self.agent_id,
@@ -90,7 +92,7 @@ class CheckpointerFlows:
         if (yield from self._owned(thread_id, user_id, create=False)) is None:
             return None
         try:
-            head: Checkpoint = yield th_calls.thread_state(thread_id, user_id=user_id)
+            head: Checkpoint = yield with_params(th_calls.thread_state(thread_id), user_id=user_id)
         except NotFound:
             return None
         return convert.state_value(head.state, self._state_class(config))
@@ -163,7 +165,7 @@ class CheckpointerFlows:
         changes: dict[str, Any] = {"metadata": metadata}
         if thread_info.thread_name is not None:
             changes["name"] = thread_info.thread_name
-        yield th_calls.thread_update(thread_id, changes, user_id=user_id)
+        yield th_calls.thread_patch(thread_id, changes, user_id=user_id)
         return True
 
     def get_thread_flow(self, config: Mapping[str, Any]) -> flows.Flow[Any]:

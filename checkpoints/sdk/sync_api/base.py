@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
+
+import httpx
 
 from checkpoints.sdk import flows
-from checkpoints.sdk.endpoints.base import Plan, endpoint
-from checkpoints.sdk.errors import CairnError
+from checkpoints.sdk.drive import drive
+from checkpoints.sdk.endpoints.base import ClientSetup, Plan, endpoint
 from checkpoints.sdk.models import Page
 from checkpoints.sdk.transport import Call, SyncTransport
 
 T = TypeVar("T")
 
 
-class SyncBase:
+class SyncBase(ClientSetup[httpx.Client]):
     """Holds the transport and the client's memory (heads and steps it has seen)."""
 
+    _transport_type = SyncTransport
     transport: SyncTransport
     memory: flows.ClientMemory
 
@@ -34,26 +36,12 @@ class SyncBase:
         return self.send(plan) if isinstance(plan, Call) else self.run(plan)
 
     def send(self, call: Call[T]) -> T:
-        """Send one prepared request (see checkpoints.sdk.calls)."""
+        """Send one prepared request (see checkpoints.sdk.endpoints)."""
         return self.transport.send(call)
 
     def run(self, flow: flows.Flow[T]) -> T:
         """Drive a multi-request flow (see checkpoints.sdk.flows) with blocking I/O."""
-        try:
-            step = next(flow)
-            while True:
-                if isinstance(step, flows.Sleep):
-                    time.sleep(step.seconds)
-                    step = flow.send(None)
-                    continue
-                try:
-                    result = self.transport.send(step)
-                except CairnError as exc:
-                    step = flow.throw(exc)
-                else:
-                    step = flow.send(result)
-        except StopIteration as stop:
-            return cast(T, stop.value)
+        return drive(flow, self.transport.send)
 
     def paginate(self, list_method: Callable[..., Page[T]], /, *args: Any, **kwargs: Any) -> Iterator[T]:
         """Every item of a list, page after page.

@@ -1,14 +1,13 @@
-"""Request builders for the LangGraph saver's server endpoints (checkpoints.api.views.langgraph)."""
+"""The API calls of the LangGraph saver's server endpoints (checkpoints.api.views.langgraph), written once
+for its sync and async methods (checkpoints.sdk.langgraph.saver)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from checkpoints.sdk.calls.base import params, seg
-from checkpoints.sdk.calls.checkpoints import CheckpointDraft
-from checkpoints.sdk.calls.threads import _limit
-from checkpoints.sdk.models import Page, SaveResult
+from checkpoints.sdk.endpoints.base import params, positive_limit, seg
+from checkpoints.sdk.models import CheckpointDraft, Page, SaveResult
 from checkpoints.sdk.transport import Call
 
 MAX_RUN_IDS = 1000
@@ -53,7 +52,7 @@ def langgraph_tuples(
         checkpoint_id=checkpoint_id,
         before=before,
         metadata=dict(metadata) if metadata is not None else None,
-        limit=_limit(limit),
+        limit=positive_limit(limit),
         cursor=cursor,
     )
     return Call(
