@@ -28,6 +28,7 @@ from django.utils.functional import cached_property
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from checkpoints.admin.columns import readable_columns
 from checkpoints.dashboard.jsonview import render_json, render_json_text
 from checkpoints.exceptions import CairnError
 from checkpoints.models import Workspace
@@ -137,6 +138,10 @@ class CairnModelAdmin(admin.ModelAdmin):
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return BoundedDateChangeList
+
+    def get_list_display(self, request: HttpRequest) -> Any:
+        """Times to the second (UTC) and `*_seconds` durations in human units, in every list."""
+        return readable_columns(self.model, super().get_list_display(request))
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         queryset = super().get_queryset(request)

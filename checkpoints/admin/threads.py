@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
+from django.contrib.admin.options import IncorrectLookupParameters
 from django.db.models import QuerySet
 from django.db.models.functions import Substr
 from django.http import HttpRequest
@@ -20,9 +21,11 @@ from checkpoints.admin.base import (
     admin_link,
     json_value,
 )
+from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import Message, Thread
 from checkpoints.services.audit import Actor
 from checkpoints.services.messages import message_delete
+from checkpoints.services.search import messages_matching
 from checkpoints.services.threads import thread_delete, thread_prune
 
 
@@ -158,7 +161,10 @@ class MessageAdmin(ReadOnlyAdminMixin, CairnModelAdmin):
     list_display = ("seq", "thread_link", "role", "preview", "message_id", "created_at")
     list_filter = (WorkspaceFilter, "role")
     search_fields = ("=thread__thread_id", "=message_id")
-    search_help_text = "Exact thread id or message id."
+    search_help_text = (
+        "Exact thread id or message id, or words of the content (every word, anywhere in the text; "
+        '"quoted phrases" too): the same indexed search as the API\'s ?search=.'
+    )
     date_hierarchy = "created_at"
     list_select_related = ("thread",)
     changelist_defer = ("content", "content_blocks", "tool_calls", "usage", "metadata", "search_text")
@@ -184,6 +190,20 @@ class MessageAdmin(ReadOnlyAdminMixin, CairnModelAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         # The list shows the start of each message without loading the (deferred) whole text.
         return super().get_queryset(request).annotate(content_start=Substr("content", 1, 120))
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet[Any], search_term: str
+    ) -> tuple[QuerySet[Any], bool]:
+        """The exact id matches of `search_fields`, plus the messages whose content matches, found through
+        the trigram index (PostgreSQL) or FTS5 table (SQLite) the API's message search uses."""
+        by_id, may_have_duplicates = super().get_search_results(request, queryset, search_term)
+        if not search_term.strip():
+            return by_id, may_have_duplicates
+        try:
+            by_content = messages_matching(Message.objects.all(), search_term).values("pk")
+        except ValidationFailed as error:  # too long, too many terms: the changelist says so
+            raise IncorrectLookupParameters(error.message) from error
+        return by_id | queryset.filter(pk__in=by_content), may_have_duplicates
 
     @admin.display(description="content")
     def preview(self, obj: Message) -> str:

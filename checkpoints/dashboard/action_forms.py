@@ -10,6 +10,7 @@ from django.conf import settings
 from django.core.validators import RegexValidator
 from django.utils import timezone
 
+from checkpoints import medallion_schema as schema
 from checkpoints.models import ApiKey
 from checkpoints.models.thread import CLIENT_ID_PATTERN
 
@@ -62,3 +63,32 @@ class ApiKeyCreateForm(forms.Form):
             "scope": self.cleaned_data["scope"],
             "expires_at": timezone.now() + timedelta(days=days) if days else None,
         }
+
+
+class ScopeForm(forms.Form):
+    """A thread's medallion scope, as comma-separated lists; checked by the medallion schema, as the API's
+    `PATCH threads/{id}/` body is, and saved through the same service (thread_update)."""
+
+    graph_nodes = forms.CharField(
+        required=False, max_length=4000, help_text="Comma-separated graph node names, e.g. planner, writer"
+    )
+    tags = forms.CharField(required=False, max_length=4000, help_text="Comma-separated tags, e.g. billing")
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        lists = {
+            key: list(
+                dict.fromkeys(part.strip() for part in (cleaned.get(key) or "").split(",") if part.strip())
+            )
+            for key in ("graph_nodes", "tags")
+        }
+        try:
+            scope = schema.MedallionScope.from_dict(lists)
+        except schema.SchemaError as error:
+            raise forms.ValidationError(str(error)) from error
+        if scope.is_empty:
+            raise forms.ValidationError(
+                "Give at least one graph node or tag: an empty scope cannot be summarised."
+            )
+        cleaned["scope"] = scope.to_dict()
+        return cleaned

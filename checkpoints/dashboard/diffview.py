@@ -14,6 +14,8 @@ import jsonpatch
 import jsonpointer
 
 from checkpoints.dashboard.jsonview import RenderedJSON, render_json
+from checkpoints.models import Checkpoint
+from checkpoints.services.checkpoint_reads import checkpoint_field_changes
 
 MAX_OPERATIONS = 500
 # Per side of each row: enough to read a changed value, never a page-stalling dump.
@@ -82,3 +84,43 @@ def side_by_side(source: Any, patch: list[dict[str, Any]], *, limit: int = MAX_O
         # In place: copying a multi-megabyte document once per operation would stall the page.
         working = jsonpatch.JsonPatch([operation]).apply(working, in_place=True)
     return SideBySide(rows=rows, total=len(patch))
+
+
+# How the diff page labels the fields a diff compares (checkpoint_reads.DIFF_FIELDS).
+FIELD_LABELS = {
+    "agent_id": "Agent",
+    "step_index": "Step",
+    "step_name": "Step name",
+    "parent_id": "Parent",
+    "namespace": "Namespace",
+    "run_id": "Run",
+    "handoff_from": "Handed off from",
+}
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    field: str
+    label: str
+    before: str | None
+    after: str | None
+
+
+def field_changes(source: Checkpoint | None, checkpoint: Checkpoint) -> list[FieldChange]:
+    """The compared fields whose values differ between `source` (None: an empty document) and `checkpoint`,
+    then "metadata" (without values) when the metadata documents differ: their changes are the patch's
+    rows under /metadata. Absent values are None."""
+    changes = [
+        FieldChange(
+            change["field"], FIELD_LABELS[change["field"]], _shown(change["before"]), _shown(change["after"])
+        )
+        for change in checkpoint_field_changes(checkpoint=checkpoint, against=source)
+    ]
+    before_metadata = source.metadata if source is not None else None
+    if before_metadata != checkpoint.metadata:
+        changes.append(FieldChange("metadata", "Metadata", None, None))
+    return changes
+
+
+def _shown(value: Any) -> str | None:
+    return None if value is None else str(value)

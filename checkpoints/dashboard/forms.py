@@ -9,8 +9,10 @@ from typing import Any
 from django import forms
 from django.db.models import Exists, Q, QuerySet
 
+from checkpoints.dashboard.activity import DEFAULT_WINDOW, WINDOWS
 from checkpoints.dashboard.audit_actions import ActionPicker, filter_by_action
 from checkpoints.models import AuditEvent, Checkpoint, Job, Medallion, Message, Thread
+from checkpoints.models.audit import AuditEventQuerySet
 from checkpoints.models.medallion import MedallionQuerySet
 
 
@@ -94,17 +96,34 @@ class AuditFilterForm(DateRangeMixin):
     action = forms.CharField(
         required=False, max_length=64, widget=ActionPicker, help_text="One action, or a group (checkpoint.*)"
     )
+    agent = forms.CharField(
+        required=False,
+        max_length=255,
+        help_text="Exact agent id: handoffs from or to it, its checkpoints expired, re-timed or forked",
+    )
     target = forms.CharField(required=False, max_length=512, help_text="Target id contains")
-    field_order = ["actor", "action", "target", "date_from", "date_to"]
+    field_order = ["actor", "action", "agent", "target", "date_from", "date_to"]
 
-    def apply(self, queryset: QuerySet[AuditEvent]) -> QuerySet[AuditEvent]:
+    def apply(self, events: AuditEventQuerySet) -> QuerySet[AuditEvent]:
         data = self.cleaned_data
+        queryset: QuerySet[AuditEvent] = events.naming_agent(data["agent"]) if data.get("agent") else events
         if data.get("actor"):
             queryset = queryset.filter(actor_label__icontains=data["actor"])
         queryset = filter_by_action(queryset, data.get("action") or "")
         if data.get("target"):
             queryset = queryset.filter(target_id__icontains=data["target"])
         return queryset.filter(self.date_filter("created_at"))
+
+
+class ChartWindowForm(forms.Form):
+    """The overview charts' window: the last 48 hours per hour, or the last 30 days per day."""
+
+    window = forms.ChoiceField(
+        required=False,
+        choices=[(key, window.label) for key, window in WINDOWS.items()],
+        initial=DEFAULT_WINDOW,
+        label="Period",
+    )
 
 
 class MedallionFilterForm(forms.Form):

@@ -1,7 +1,8 @@
 """Workspace-wide search for the dashboard: messages by their text, checkpoints by agent, step name and
 metadata. Message text uses the API's search (`checkpoints.services.search`: same semantics, same indexes);
 the step-name filter has a trigram index on PostgreSQL (migration 0008), the agent filter the
-`checkpoint_ws_agent` index and the metadata filter the `checkpoint_metadata_gin` index."""
+`checkpoint_ws_agent` index, the writer filter `checkpoint_ws_writer` and the metadata filter the
+`checkpoint_metadata_gin` index."""
 
 from __future__ import annotations
 
@@ -42,6 +43,12 @@ class SearchForm(DateRangeMixin):
     agent = forms.CharField(
         required=False, max_length=255, help_text="Checkpoints: agent id. Messages: the sender's name."
     )
+    written_by = forms.CharField(
+        required=False,
+        max_length=160,
+        label="Written by",
+        help_text='Checkpoints: "key:<prefix>" (an API key) or "user:<username>".',
+    )
     role = forms.ChoiceField(required=False, choices=[("", "Any role"), *Message.Role.choices])
     thread = forms.CharField(required=False, max_length=128, label="Thread id")
     metadata = forms.CharField(
@@ -53,6 +60,7 @@ class SearchForm(DateRangeMixin):
         "q",
         "kind",
         "agent",
+        "written_by",
         "role",
         "thread",
         "metadata",
@@ -125,6 +133,8 @@ class SearchForm(DateRangeMixin):
             queryset = queryset.filter(step_name__icontains=data["q"].strip())
         if data.get("agent"):
             queryset = queryset.filter(agent_id=data["agent"])
+        if data.get("written_by"):
+            queryset = queryset.filter(written_by=data["written_by"])
         if data.get("thread"):
             queryset = queryset.in_thread(workspace, data["thread"])
         if data.get("metadata") is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import include, path
 
-from checkpoints.api import urls as _api_urls  # noqa: F401  (registers the `cid` path converter)
+from checkpoints import routes as _routes  # noqa: F401  (registers the `cid` path converter)
 from checkpoints.dashboard.views import (
     agents,
     apikeys,
@@ -22,6 +22,7 @@ from checkpoints.dashboard.views import (
 from checkpoints.dashboard.views.actions import checkpoints as checkpoint_actions
 from checkpoints.dashboard.views.actions import keys as key_actions
 from checkpoints.dashboard.views.actions import retention as retention_actions
+from checkpoints.dashboard.views.actions import scope as scope_actions
 from checkpoints.dashboard.views.actions import summarize as summarize_actions
 from checkpoints.dashboard.views.actions import threads as thread_actions
 
@@ -40,6 +41,7 @@ workspace_patterns = [
     path(f"{THREAD}delete/", thread_actions.ThreadDeleteAction.view(), name="thread-delete"),
     path(f"{THREAD}prune/", thread_actions.ThreadPruneAction.view(), name="thread-prune"),
     path(f"{THREAD}summarize/", summarize_actions.ThreadSummarizeAction.view(), name="thread-summarize"),
+    path(f"{THREAD}scope/", scope_actions.ThreadScopeAction.view(), name="thread-scope"),
     path(CHECKPOINT, checkpoints.checkpoint_detail, name="checkpoint"),
     path(f"{CHECKPOINT}raw/", checkpoints.checkpoint_raw, name="checkpoint-raw"),
     path(f"{CHECKPOINT}diff/", checkpoints.checkpoint_diff_view, name="checkpoint-diff"),

@@ -1,11 +1,15 @@
-"""Filters the dashboard's templates use: compact JSON for small documents (audit details, job results)."""
+"""Filters the dashboard's templates use: compact JSON for small documents (audit details, job results),
+durations, ids and timestamps."""
 
 from __future__ import annotations
 
 import json
+import re
+from datetime import UTC, datetime
 from typing import Any
 
 from django import template
+from django.utils.html import format_html
 
 register = template.Library()
 
@@ -32,3 +36,41 @@ def duration(seconds: int | None) -> str:
         f"{secs} s" if secs else "",
     ]
     return " ".join(part for part in parts if part)[:40] or "0 s"
+
+
+# A UUID (the ids the server generates are UUIDv7): its distinguishing part is the random tail, since ids
+# made in the same minutes share their timestamp prefix.
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-([0-9a-f]{12})$", re.IGNORECASE)
+
+
+@register.filter
+def short_id(value: Any) -> str:
+    """An id as the dashboard shows it: a UUID as its last 12 hex digits after an ellipsis, anything else
+    (client-chosen ids such as "run-1") whole. The full id is the `title` (hover) and stays in the text,
+    visually hidden, so selecting and copying the id copies all of it."""
+    if value is None or value == "":
+        return ""
+    full = str(value)
+    match = _UUID.match(full)
+    if match is None:
+        return format_html('<code class="sid" title="{}">{}</code>', full, full)
+    tail = match.group(1)
+    return format_html(
+        '<code class="sid" title="{}"><span class="sid-head">{}</span>'
+        '<span class="sid-tail">{}</span></code>',
+        full,
+        full[: -len(tail)],
+        tail,
+    )
+
+
+@register.filter
+def stamp(value: datetime | None) -> str:
+    """Every timestamp of the dashboard in one format: "2026-11-23 13:46:05 UTC" (date, year, seconds), in a
+    <time> element holding the exact ISO 8601 instant. None gives "" (so `|default:"never"` applies)."""
+    if value is None or value == "":
+        return ""
+    utc = value.astimezone(UTC)
+    return format_html(
+        '<time datetime="{}">{}</time>', utc.isoformat(), utc.strftime("%Y-%m-%d %H:%M:%S UTC")
+    )

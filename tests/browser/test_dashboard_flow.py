@@ -42,8 +42,8 @@ def log_in(page: Any, live_server: LiveServer, path: str = "/dashboard/") -> Non
 def test_it_walks_an_auditor_through_thread_tree_checkpoint_diff_fork_and_audit(
     page: Any, live_server: LiveServer, world: World, screenshot: Any
 ) -> None:
-    log_in(page, live_server)
-    page.get_by_role("link", name=re.compile("Acme Research")).click()
+    log_in(page, live_server)  # alice's only workspace opens directly
+    assert page.url == live_server.url + "/dashboard/w/acme/"
     assert page.locator("h1").inner_text().startswith("Acme Research")
     screenshot(page, "overview")
 

@@ -203,8 +203,14 @@ def test_it_revokes_an_api_key(dash: Client, world: World) -> None:
 def test_it_summarises_a_thread_now_as_a_job(
     dash: Client, world: World, eager_jobs: None, django_capture_on_commit_callbacks: Callable[..., Any]
 ) -> None:
-    no_scope = dash.post(action_url(world, "thread-summarize"))
-    assert no_scope.status_code == 400 and "has no scope" in no_scope.content.decode()
+    no_scope = dash.post(
+        action_url(world, "thread-summarize")
+    )  # the scope form first (tests/dashboard/test_scope_form.py)
+    assert (no_scope.status_code, no_scope["Location"]) == (
+        302,
+        action_url(world, "thread-scope") + "?then=summarize",
+    )
+    assert Job.objects.filter(kind=Job.Kind.SUMMARIZE).count() == 1  # the world's failed one only
     Thread.objects.filter(pk=world.thread.pk).update(scope={"graph_nodes": ["billing"], "tags": ["refactor"]})
     with django_capture_on_commit_callbacks(execute=True):
         response = dash.post(action_url(world, "thread-summarize"))

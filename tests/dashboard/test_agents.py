@@ -107,6 +107,6 @@ def test_the_thread_list_shows_and_filters_by_agent(
     assert re.findall(r'<td class="agent"><a href="\?agent=([^"]+)"', dash.get(url).content.decode()) == [
         "lonely", "planner", "reviewer"
     ]  # fmt: skip
-    assert re.findall(r"/threads/([^/]+)/\"><code>", dash.get(url, {"agent": "lonely"}).content.decode()) == [
-        "other"
-    ]
+    assert re.findall(
+        r"/threads/([^/]+)/\"><code class=\"sid\"", dash.get(url, {"agent": "lonely"}).content.decode()
+    ) == ["other"]

@@ -8,11 +8,12 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from checkpoints.models import AuditEvent, Checkpoint, Medallion, Thread, Workspace
+from checkpoints.models import AuditEvent, Checkpoint, Medallion, Membership, Thread, Workspace
 from checkpoints.services.audit import Actor, audit_record
 from checkpoints.services.checkpoints import checkpoint_set_ttl
 from checkpoints.services.messages import messages_append
@@ -41,11 +42,22 @@ def first_match(pattern: str, html: str) -> str:
 
 
 def test_it_lists_only_the_users_workspaces_on_the_home_page(
+    dash: Client, staff: User, workspace: Workspace, other_workspace: Workspace
+) -> None:
+    third = Workspace.objects.create(slug="initech", name="Initech")
+    Membership.objects.create(workspace=third, user=staff)
+    page = text(dash.get(reverse("dashboard:home")))
+    assert f'href="/dashboard/w/{workspace.slug}/"' in page and 'href="/dashboard/w/initech/"' in page
+    assert other_workspace.slug not in page
+
+
+def test_it_opens_the_only_workspace_directly(
     dash: Client, workspace: Workspace, other_workspace: Workspace
 ) -> None:
-    page = text(dash.get(reverse("dashboard:home")))
-    assert f'href="/dashboard/w/{workspace.slug}/"' in page
-    assert other_workspace.slug not in page
+    response = dash.get(reverse("dashboard:home"))
+    assert (response.status_code, response["Location"]) == (302, f"/dashboard/w/{workspace.slug}/")
+    page = text(dash.get(reverse("dashboard:home"), follow=True))
+    assert f"{workspace.name} <small" in page and other_workspace.slug not in page
 
 
 def test_it_summarises_the_workspace_on_the_overview(dash: Client, world: World) -> None:
@@ -126,7 +138,7 @@ def test_it_draws_the_checkpoint_tree_with_branches_heads_handoffs_and_tombstone
     root_x = first_match(r'cx="(\d+)"', by_id[world.root.checkpoint_id][1])
     branch_x = first_match(r'cx="(\d+)"', by_id[world.branch.checkpoint_id][1])
     assert root_x != branch_x
-    assert f"branch of {world.root.checkpoint_id[:11]}" in page
+    assert f'branch of <code class="sid" title="{world.root.checkpoint_id}"' in page
     assert "handoff planner → reviewer" in page
     assert 'href="/dashboard/w/acme/threads/run-1-fork/"' in page  # the fork is marked on its checkpoint
     assert "Plan the refactor of the billing service." in page  # messages

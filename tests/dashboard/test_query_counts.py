@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db
 
 # session + user + workspace, then the page's own queries.
 THREAD_LIST_QUERIES = 4
-THREAD_PAGE_QUERIES = 12
+THREAD_PAGE_QUERIES = 13  # with the sparkline of checkpoints over time
 
 
 def _threads(workspace: Workspace, count: int, start: int = 0) -> None:

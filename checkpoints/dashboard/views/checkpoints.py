@@ -11,7 +11,7 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from checkpoints.dashboard.access import workspace_view
-from checkpoints.dashboard.diffview import side_by_side
+from checkpoints.dashboard.diffview import field_changes, side_by_side
 from checkpoints.dashboard.jsonview import render_json_text
 from checkpoints.dashboard.timeline import neighbours
 from checkpoints.exceptions import ValidationFailed
@@ -172,6 +172,7 @@ def checkpoint_diff_view(
         "checkpoint": checkpoint,
         "source": source,
         "diff": side_by_side(document, patch),
+        "field_changes": field_changes(source, checkpoint),
         "cross_thread": source is not None and source.thread_id != checkpoint.thread_id,
     }
     return render(request, "checkpoints/dashboard/checkpoint_diff.html", context)

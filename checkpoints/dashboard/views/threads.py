@@ -7,12 +7,14 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from checkpoints.dashboard.access import workspace_view
+from checkpoints.dashboard.activity import thread_sparkline
 from checkpoints.dashboard.forms import MessageSearchForm, ThreadFilterForm
 from checkpoints.dashboard.paging import DashboardPage
 from checkpoints.dashboard.queries import threads_for_list
 from checkpoints.dashboard.tree import build_trees
 from checkpoints.models import Checkpoint, Job, Medallion, Message, Thread, Workspace
 from checkpoints.services.checkpoint_reads import thread_get
+from checkpoints.services.medallion_summaries import thread_scope
 from checkpoints.services.search import messages_matching
 from checkpoints.services.thread_storage import thread_storage
 
@@ -64,6 +66,10 @@ def thread_detail(request: HttpRequest, workspace: Workspace, thread_id: str) ->
         "message_form": form,
         "messages_page": _messages(request, thread, form),
         "storage": thread_storage(thread=thread),
+        "sparkline": thread_sparkline(thread, now),
+        "scope_missing": thread_scope(thread).is_empty,
+        # Counters on the row: no query. A summary needs a message after the last one summarised.
+        "nothing_to_summarise": thread.last_message_seq <= thread.last_summarized_seq,
         "medallions": list(Medallion.objects.filter(source_thread=thread).newest_first()[:20]),
         "jobs": list(
             Job.objects.for_workspace(workspace)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlencode
 
 from django import forms
 from django.http import HttpResponse, HttpResponseRedirect
@@ -14,20 +13,9 @@ from checkpoints.dashboard.action_forms import TtlForm
 from checkpoints.dashboard.views.actions.base import ConfirmAction
 from checkpoints.dashboard.views.checkpoints import namespace_param
 from checkpoints.models import Checkpoint, Thread, Workspace
+from checkpoints.routes import checkpoint_url
 from checkpoints.services.checkpoint_reads import checkpoint_get
 from checkpoints.services.checkpoints import checkpoint_expire, checkpoint_set_ttl
-
-
-def checkpoint_url(workspace: Workspace, checkpoint: Checkpoint, view: str = "checkpoint") -> str:
-    path = reverse(
-        f"dashboard:{view}",
-        kwargs={
-            "slug": workspace.slug,
-            "thread_id": checkpoint.thread.thread_id,
-            "checkpoint_id": checkpoint.checkpoint_id,
-        },
-    )
-    return f"{path}?{urlencode({'ns': checkpoint.namespace})}"
 
 
 def thread_url(workspace: Workspace, thread: Thread) -> str:
@@ -44,11 +32,11 @@ class CheckpointAction(ConfirmAction):
         )
 
     def cancel_url(self, workspace: Workspace, target: Any) -> str:
-        return checkpoint_url(workspace, target)
+        return checkpoint_url(target, "dashboard:checkpoint", workspace=workspace)
 
     def done(self, workspace: Workspace, checkpoint: Checkpoint, text: str) -> HttpResponse:
         self.success(text)
-        return HttpResponseRedirect(checkpoint_url(workspace, checkpoint))
+        return HttpResponseRedirect(checkpoint_url(checkpoint, "dashboard:checkpoint", workspace=workspace))
 
 
 class ExpireAction(CheckpointAction):

@@ -1,0 +1,220 @@
+"""Headless Chromium: the overview's charts and the thread's sparkline match the data, "Summarise now" on a
+thread without a scope sets one and summarises, no main page overflows an 800 px window, and ids show their
+tail with the whole id on hover and in a copy. With CAIRN_SCREENSHOTS=1 they write
+docs/screenshots/overview-charts.png and thread-sparkline.png."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+from pytest_django.live_server_helper import LiveServer
+
+from checkpoints.models import Checkpoint, Job, Message, Thread, Workspace
+from checkpoints.services.messages import messages_append
+from tests.browser.test_dashboard_flow import log_in
+from tests.dashboard.world import World, build_world, make_user
+from tests.factories import make_checkpoint
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+NARROW = {"width": 800, "height": 900}
+SCREENSHOT_WIDTH = {"width": 1280, "height": 860}
+
+
+@pytest.fixture
+def world(transactional_db: None) -> World:
+    workspace = Workspace.objects.create(slug="acme", name="Acme Research")
+    world = build_world(workspace)
+    make_user("alice", workspaces=(workspace,))
+    return world
+
+
+def spread_activity(workspace: Workspace) -> dict[int, int]:
+    """Checkpoints and messages over the last day and a half, so the charts have a shape: returns hours
+    ago → checkpoints saved then."""
+    now = timezone.now()
+    plan = {30: 2, 20: 4, 12: 1, 5: 6, 2: 3}
+    for hours, count in plan.items():
+        for n in range(count):
+            make_checkpoint(
+                workspace, f"batch-{hours}", agent_id="worker", state={"n": n, "pad": "x" * 400 * hours}
+            )
+        messages_append(
+            workspace=workspace,
+            thread_id=f"batch-{hours}",
+            messages=[{"role": "user", "content": f"step {n}"} for n in range(count * 2)],
+        )
+        thread = Thread.objects.get(workspace=workspace, thread_id=f"batch-{hours}")
+        when = now - timedelta(hours=hours)
+        Checkpoint.objects.filter(thread=thread).update(created_at=when)
+        Message.objects.filter(thread=thread).update(created_at=when)
+        Thread.objects.filter(pk=thread.pk).update(created_at=when)
+    return plan
+
+
+def bar_values(page: Any, chart: str, series: str) -> list[int]:
+    values: list[str] = page.locator(f'#{chart} rect.bar[data-series="{series}"]').evaluate_all(
+        "bars => bars.map(bar => bar.getAttribute('data-value'))"
+    )
+    return [int(value) for value in values]
+
+
+def test_the_overview_draws_activity_and_storage_charts_matching_the_data(
+    page: Any, live_server: LiveServer, world: World, screenshot: Any
+) -> None:
+    plan = spread_activity(world.workspace)
+    in_window = Checkpoint.objects.filter(
+        workspace=world.workspace, created_at__gte=timezone.now() - timedelta(hours=47)
+    ).count()
+    page.set_viewport_size(SCREENSHOT_WIDTH)
+    log_in(page, live_server)
+    activity = page.locator("#activity-chart")
+    assert activity.is_visible()
+    assert sum(bar_values(page, "activity-chart", "checkpoints")) == in_window
+    assert sorted(bar_values(page, "activity-chart", "checkpoints"))[-1] >= max(plan.values())
+    assert (
+        sum(bar_values(page, "activity-chart", "messages"))
+        == Message.objects.filter(thread__workspace=world.workspace).count()
+    )
+    assert page.locator("#activity-chart title").first.text_content().startswith("Activity — last 48 hours")
+    assert page.locator("#activity-chart .chart-xtick").count() == 8
+    # Drawn inside the card at its natural size or smaller (readable at 800 px, see the overflow test).
+    box = activity.bounding_box()
+    assert box is not None and 600 <= box["width"] <= 760
+    storage_points = page.locator("#storage-chart circle.point")
+    assert storage_points.count() == 30
+    total = sum(Checkpoint.objects.filter(workspace=world.workspace).values_list("size_bytes", flat=True))
+    assert int(storage_points.last.get_attribute("data-value")) == total
+    screenshot(page, "overview-charts")
+
+    page.get_by_role("combobox", name="Period").select_option("30d")
+    page.get_by_role("button", name="Show").click()
+    assert page.url.endswith("?window=30d#charts")
+    assert page.locator("#activity-chart title").first.text_content().startswith("Activity — last 30 days")
+    assert bar_values(page, "activity-chart", "checkpoints") == [
+        int(v) for v in _daily(world.workspace).values() if v
+    ]
+
+
+def _daily(workspace: Workspace) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for created in (
+        Checkpoint.objects.filter(workspace=workspace)
+        .order_by("created_at")
+        .values_list("created_at", flat=True)
+    ):
+        day = created.strftime("%Y-%m-%d")
+        counts[day] = counts.get(day, 0) + 1
+    return counts
+
+
+def test_the_thread_page_draws_a_sparkline_of_its_checkpoints(
+    page: Any, live_server: LiveServer, world: World, screenshot: Any
+) -> None:
+    spread_activity(world.workspace)
+    page.set_viewport_size(SCREENSHOT_WIDTH)
+    log_in(page, live_server, "/dashboard/w/acme/threads/run-1/")
+    bars = page.locator("svg.sparkline rect.spark-bar")
+    values = [int(v) for v in bars.evaluate_all("bars => bars.map(b => b.getAttribute('data-value'))")]
+    assert sum(values) == Checkpoint.objects.filter(thread=world.thread).count()
+    assert page.locator("svg.sparkline title").first.text_content() == "Checkpoints per hour"
+    screenshot(page, "thread-sparkline")
+
+    log_in_again = page.goto(live_server.url + "/dashboard/w/acme/threads/batch-20/")
+    assert log_in_again is not None and log_in_again.ok
+    assert [
+        int(v)
+        for v in page.locator("svg.sparkline rect.spark-bar").evaluate_all(
+            "bars => bars.map(b => b.getAttribute('data-value'))"
+        )
+    ] == [4]
+
+
+def test_summarise_now_without_a_scope_sets_one_then_summarises(
+    page: Any, live_server: LiveServer, world: World, eager_celery: None
+) -> None:
+    log_in(page, live_server, "/dashboard/w/acme/threads/run-1/")
+    summarise = page.get_by_role("button", name="Summarise now…")
+    assert summarise.is_disabled()
+    assert "needs a medallion scope" in page.locator("#summarise-why").inner_text()
+    page.get_by_role("link", name="Set a scope and summarise…").click()
+    page.get_by_label("Graph nodes").fill("billing, planner")
+    page.get_by_label("Tags").fill("refactor")
+    page.get_by_role("button", name="Save scope").click()
+    assert "Scope of thread run-1 set." in page.locator(".flash").inner_text()
+    page.get_by_role("button", name="Summarise", exact=True).click()
+    flash = page.locator(".flash").inner_text()
+    job = Job.objects.filter(kind=Job.Kind.SUMMARIZE).latest("id")
+    assert f"Summary job {job.job_id} queued." in flash
+    assert Thread.objects.get(pk=world.thread.pk).scope == {
+        "graph_nodes": ["billing", "planner"],
+        "tags": ["refactor"],
+    }
+    # Every message is in the medallion now: disabled again, saying why.
+    assert "is already in the medallion" in page.locator("#summarise-why").inner_text()
+
+
+def test_no_main_page_overflows_an_800_px_window(page: Any, live_server: LiveServer, world: World) -> None:
+    spread_activity(world.workspace)
+    page.set_viewport_size(NARROW)
+    log_in(page, live_server)
+    slug, thread, step = "acme", "run-1", world.step2.checkpoint_id
+    paths = [
+        f"/dashboard/w/{slug}/",
+        f"/dashboard/w/{slug}/?window=30d",
+        f"/dashboard/w/{slug}/threads/",
+        f"/dashboard/w/{slug}/threads/{thread}/",
+        f"/dashboard/w/{slug}/threads/{thread}/timeline/",
+        f"/dashboard/w/{slug}/threads/{thread}/checkpoints/{step}/?ns=",
+        f"/dashboard/w/{slug}/threads/{thread}/checkpoints/{step}/diff/?ns=",
+        f"/dashboard/w/{slug}/search/?q=billing",
+        f"/dashboard/w/{slug}/handoffs/",
+        f"/dashboard/w/{slug}/medallions/",
+        f"/dashboard/w/{slug}/medallions/{world.medallion.medallion_id}/",
+        f"/dashboard/w/{slug}/audit/",
+        f"/dashboard/w/{slug}/jobs/",
+        f"/dashboard/w/{slug}/retention/",
+        f"/dashboard/w/{slug}/keys/",
+        f"/dashboard/w/{slug}/jobs/{Job.objects.filter(workspace=world.workspace).first().job_id}/",  # type: ignore[union-attr]
+        f"/dashboard/w/{slug}/threads/{thread}/checkpoints/{step}/fork/?ns=",
+        f"/dashboard/w/{slug}/threads/{thread}/scope/",
+        f"/dashboard/w/{slug}/retention/edit/",
+    ]
+    overflowing = []
+    for path in paths:
+        response = page.goto(live_server.url + path)
+        assert response is not None and response.ok, path
+        widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+        if widths[0] > widths[1]:
+            overflowing.append((path, widths))
+    assert overflowing == []
+
+
+def test_ids_show_their_tail_with_the_whole_id_on_hover_and_in_a_copy(
+    page: Any, live_server: LiveServer, world: World
+) -> None:
+    log_in(page, live_server, "/dashboard/w/acme/threads/run-1/")
+    full = world.step2.checkpoint_id
+    sid = page.locator(f'a.t-link[href*="{full}"] code.sid')
+    assert sid.get_attribute("title") == full
+    tail = full.rsplit("-", 1)[1]
+    assert sid.locator(".sid-tail").inner_text() == tail
+    shown = sid.bounding_box()
+    assert shown is not None and shown["width"] < 120  # about "…" and 12 hex digits, not 36 characters
+    sid.hover()
+    assert (
+        page.evaluate(
+            "el => getComputedStyle(el, '::before').content", sid.locator(".sid-tail").element_handle()
+        )
+        == '"…"'
+    )
+    copied = page.evaluate(
+        """el => { const range = document.createRange(); range.selectNodeContents(el);
+                  const selection = getSelection(); selection.removeAllRanges(); selection.addRange(range);
+                  return selection.toString(); }""",
+        sid.element_handle(),
+    )
+    assert copied == full

@@ -1,0 +1,144 @@
+"""The audit log's agent filter: events naming an agent (handoff from/to, the agent of a checkpoint
+expired, re-timed or forked from), through the indexed AuditEventAgent rows; the backfill of 0009; the
+exports honour it; another workspace's events never show."""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import io
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.apps import apps
+from django.test import Client
+from django.urls import reverse
+
+from checkpoints.models import AuditEvent, AuditEventAgent, Workspace
+from checkpoints.services.audit import Actor, agents_named, audit_record
+from checkpoints.services.checkpoints import checkpoint_handoff
+from tests.dashboard.world import World, build_world
+from tests.factories import make_checkpoint
+
+pytestmark = pytest.mark.django_db
+
+# session + user + workspace + the page of events (the agent filter is a join on an index, not a query).
+AUDIT_PAGE_QUERIES = 4
+
+
+def actions_for(dash: Client, workspace: Workspace, **params: str) -> list[str]:
+    response = dash.get(reverse("dashboard:audit", args=[workspace.slug]), params)
+    assert response.status_code == 200
+    return re.findall(r'<code class="action">([^<]+)</code>', response.content.decode())
+
+
+def test_it_filters_the_audit_log_by_the_agents_an_event_names(dash: Client, world: World) -> None:
+    # reviewer: handed to it, and its checkpoints expired (the tombstone) and pinned.
+    assert actions_for(dash, world.workspace, agent="reviewer") == [
+        "checkpoint.ttl",
+        "checkpoint.expire",
+        "checkpoint.handoff",
+    ]
+    # planner: handed off from it, and the checkpoint the fork started from is its.
+    assert actions_for(dash, world.workspace, agent="planner") == ["checkpoint.fork", "checkpoint.handoff"]
+    assert actions_for(dash, world.workspace, agent="search") == []
+    assert actions_for(dash, world.workspace, agent="review") == []  # exact ids, not a substring
+    # Combined with the other filters.
+    assert actions_for(dash, world.workspace, agent="reviewer", action="checkpoint.handoff") == [
+        "checkpoint.handoff"
+    ]
+
+
+def test_it_indexes_the_agents_when_the_event_is_written(world: World) -> None:
+    handoff = AuditEvent.objects.get(workspace=world.workspace, action="checkpoint.handoff")
+    assert sorted(handoff.agents.values_list("agent_id", flat=True)) == ["planner", "reviewer"]
+    update = audit_record(
+        workspace=world.workspace, actor=Actor.system("t"), action="thread.update", details={"fields": []}
+    )
+    assert update.agents.count() == 0
+    assert agents_named({"from_agent": "a", "to_agent": "a", "agent_id": ""}, ["b", "a" * 300]) == [
+        "a",
+        "a" * 255,
+        "b",
+    ]
+
+
+def test_it_shows_the_agent_filter_and_keeps_the_page_one_query(
+    dash: Client, world: World, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    url = reverse("dashboard:audit", args=[world.workspace.slug])
+    with django_assert_num_queries(AUDIT_PAGE_QUERIES):
+        html = dash.get(url, {"agent": "reviewer"}).content.decode()
+    assert 'name="agent" value="reviewer"' in html
+    assert "Exact agent id: handoffs from or to it" in html
+    source = make_checkpoint(world.workspace, "run-1", agent_id="reviewer", state={"n": 0})
+    for n in range(30):
+        checkpoint_handoff(source=source, target_agent_id=f"helper-{n}", actor=Actor.system("t"))
+    with django_assert_num_queries(AUDIT_PAGE_QUERIES):
+        html = dash.get(url, {"agent": "reviewer"}).content.decode()
+    assert html.count("checkpoint.handoff</code>") == 31
+
+
+def test_it_refuses_an_over_long_agent_with_a_400(dash: Client, world: World) -> None:
+    response = dash.get(reverse("dashboard:audit", args=[world.workspace.slug]), {"agent": "a" * 300})
+    assert response.status_code == 200  # the filter form's error is shown on the page, as for every filter
+    assert "Ensure this value has at most 255 characters (it has 300)." in response.content.decode()
+    export = dash.get(
+        reverse("dashboard:audit-export-csv", args=[world.workspace.slug]), {"agent": "a" * 300}
+    )
+    assert export.status_code == 400
+
+
+def test_it_exports_only_the_events_of_the_agent(dash: Client, world: World) -> None:
+    response = dash.get(
+        reverse("dashboard:audit-export-csv", args=[world.workspace.slug]), {"agent": "planner"}
+    )
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))  # type: ignore[attr-defined]
+    assert [row["action"] for row in rows] == ["checkpoint.fork", "checkpoint.handoff"]
+
+
+def test_it_never_shows_another_workspaces_events_for_the_same_agent(
+    dash: Client, world: World, other_workspace: Workspace
+) -> None:
+    build_world(other_workspace)
+    assert AuditEventAgent.objects.filter(workspace=other_workspace, agent_id="reviewer").count() == 3
+    assert actions_for(dash, world.workspace, agent="reviewer") == [
+        "checkpoint.ttl",
+        "checkpoint.expire",
+        "checkpoint.handoff",
+    ]
+    other = reverse("dashboard:audit", args=[other_workspace.slug])
+    assert dash.get(other, {"agent": "reviewer"}).status_code == 404
+
+
+def test_the_migration_backfills_events_written_before_it(world: World) -> None:
+    backfill = importlib.import_module("checkpoints.migrations.0009_audit_agent").backfill
+    handoff = AuditEvent.objects.get(workspace=world.workspace, action="checkpoint.handoff")
+    expire = AuditEvent.objects.get(workspace=world.workspace, action="checkpoint.expire")
+    gone = audit_record(
+        workspace=world.workspace,
+        actor=Actor.system("t"),
+        action="checkpoint.ttl",
+        target_type="checkpoint",
+        target_id="run-1//no-such-checkpoint",
+        details={"ttl_seconds": 5},
+    )
+    AuditEventAgent.objects.all().delete()  # as before 0009
+    backfill(apps, None)
+    backfill(apps, None)  # idempotent
+    rows = set(AuditEventAgent.objects.values_list("event_id", "workspace_id", "agent_id"))
+    ws = world.workspace.pk
+    assert (handoff.pk, ws, "planner") in rows and (handoff.pk, ws, "reviewer") in rows
+    assert (expire.pk, ws, "reviewer") in rows  # from the target checkpoint, which still exists
+    assert not any(event == gone.pk for event, _, _ in rows)
+    assert {agent for _, _, agent in rows} == {"planner", "reviewer"}
+
+
+def test_the_checkpoint_page_links_its_agent_to_the_filtered_audit_log(dash: Client, world: World) -> None:
+    url = reverse("dashboard:checkpoint", args=[world.workspace.slug, "run-1", world.handoff.checkpoint_id])
+    html = dash.get(url, {"ns": ""}).content.decode()
+    link = re.search(r'<a class="small" href="([^"]+)" data-agent-audit>', html)
+    assert link is not None and link.group(1) == f"/dashboard/w/{world.workspace.slug}/audit/?agent=reviewer"
+    assert "checkpoint.handoff" in actions_for(dash, world.workspace, agent="reviewer")

@@ -1,0 +1,208 @@
+"""The overview's activity and storage charts and the thread page's sparkline: counts per hour or day from
+one GROUP BY per series, the window the auditor picks, pinned query counts, and nothing of another
+workspace."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+import time_machine
+from django.core.cache import cache
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from checkpoints.models import Checkpoint, Job, Message, Thread, Workspace
+from checkpoints.services.messages import messages_append
+from tests.factories import make_checkpoint
+
+pytestmark = pytest.mark.django_db
+
+NOW = datetime(2026, 11, 20, 10, 30, 15, tzinfo=UTC)
+# session + user + workspace, the three activity series and the storage series (one query each), then the
+# page's other queries: six capped counts, two storage totals (cached for a minute, so the cache is cleared
+# before each request), the expiring list and its count, failed and active jobs, recent events.
+OVERVIEW_QUERIES = 20
+
+
+@pytest.fixture(autouse=True)
+def frozen() -> Iterator[None]:
+    with time_machine.travel(NOW, tick=False):
+        yield
+
+
+def at(workspace: Workspace, when: datetime) -> None:
+    """Move everything created in `workspace` since the last call to `when`."""
+    Checkpoint.objects.filter(workspace=workspace, created_at__gte=NOW).update(created_at=when)
+    Message.objects.filter(thread__workspace=workspace, created_at__gte=NOW).update(created_at=when)
+    Job.objects.filter(workspace=workspace, created_at__gte=NOW).update(created_at=when)
+
+
+def seed(workspace: Workspace) -> None:
+    """2 checkpoints and 3 messages two hours ago; 1 checkpoint and a job yesterday; 1 checkpoint 40 days
+    ago (outside both windows); 1 checkpoint now."""
+    make_checkpoint(workspace, "t1", state={"n": 1})
+    make_checkpoint(workspace, "t1", state={"n": 2})
+    messages_append(
+        workspace=workspace, thread_id="t1", messages=[{"role": "user", "content": f"m{n}"} for n in range(3)]
+    )
+    at(workspace, NOW - timedelta(hours=2))
+    make_checkpoint(workspace, "t2", state={"n": 3})
+    Job.objects.create(workspace=workspace, kind=Job.Kind.SUMMARIZE, params={})
+    at(workspace, NOW - timedelta(days=1))
+    make_checkpoint(workspace, "t3", state={"n": 4})
+    at(workspace, NOW - timedelta(days=40))
+    make_checkpoint(workspace, "t1", state={"n": 5})
+
+
+def drawn(html: str, chart_id: str, kind: str = "rect") -> dict[tuple[str, str], int]:
+    """(series, label) → value of every bar (or point) of one chart."""
+    svg = html.split(f'id="{chart_id}"', 1)[1].split("</svg>", 1)[0]
+    found = re.findall(
+        rf'<{kind} class="[^"]*" data-series="(\w+)" data-label="([^"]+)" data-value="(\d+)"', svg
+    )
+    return {(series, label): int(value) for series, label, value in found}
+
+
+def test_it_charts_activity_per_hour_over_the_last_48_hours(dash: Client, workspace: Workspace) -> None:
+    seed(workspace)
+    html = dash.get(reverse("dashboard:overview", args=[workspace.slug])).content.decode()
+    assert drawn(html, "activity-chart") == {
+        ("checkpoints", "11-20 08:00"): 2,
+        ("messages", "11-20 08:00"): 3,
+        ("checkpoints", "11-19 10:00"): 1,
+        ("jobs", "11-19 10:00"): 1,
+        ("checkpoints", "11-20 10:00"): 1,
+    }
+    assert "Activity — last 48 hours, per hour (UTC)" in html
+    assert "Bars per hour: 4 checkpoints, 3 messages, 1 jobs created in this window." in html
+    # The x axis starts 47 hours before the current hour and labels every sixth hour.
+    assert re.findall(r'chart-xtick" x="[\d.]+" y="\d+" text-anchor="middle">([^<]+)<', html)[:2] == [
+        "11-18 11:00",
+        "11-18 17:00",
+    ]
+
+
+def test_it_charts_activity_per_day_over_30_days_when_asked(dash: Client, workspace: Workspace) -> None:
+    seed(workspace)
+    url = reverse("dashboard:overview", args=[workspace.slug])
+    html = dash.get(url, {"window": "30d"}).content.decode()
+    assert drawn(html, "activity-chart") == {
+        ("checkpoints", "2026-11-20"): 3,
+        ("messages", "2026-11-20"): 3,
+        ("checkpoints", "2026-11-19"): 1,
+        ("jobs", "2026-11-19"): 1,
+    }
+    assert '<option value="30d" selected>' in html
+
+
+def test_it_charts_checkpoint_bytes_written_per_day_and_their_running_total(
+    dash: Client, workspace: Workspace
+) -> None:
+    seed(workspace)
+    sizes = dict(Checkpoint.objects.filter(workspace=workspace).values_list("state", "size_bytes"))
+    assert all(size > 0 for size in sizes.values())
+    by_day: dict[str, int] = {}
+    for created, size in Checkpoint.objects.filter(workspace=workspace).values_list(
+        "created_at", "size_bytes"
+    ):
+        if created >= NOW - timedelta(days=30):
+            day = created.strftime("%Y-%m-%d")
+            by_day[day] = by_day.get(day, 0) + size
+    html = dash.get(reverse("dashboard:overview", args=[workspace.slug])).content.decode()
+    assert {label: v for (_, label), v in drawn(html, "storage-chart").items()} == by_day
+    points = drawn(html, "storage-chart", kind="circle")
+    assert len(points) == 30
+    assert points[("cumulative", "2026-11-18")] == 0
+    assert points[("cumulative", "2026-11-19")] == by_day["2026-11-19"]
+    assert points[("cumulative", "2026-11-20")] == by_day["2026-11-19"] + by_day["2026-11-20"]
+
+
+def test_it_draws_empty_charts_for_a_new_workspace(dash: Client, workspace: Workspace) -> None:
+    html = dash.get(reverse("dashboard:overview", args=[workspace.slug])).content.decode()
+    assert drawn(html, "activity-chart") == {} and html.count("Nothing in this window") == 2
+    assert '<title id="activity-chart-title">' in html and '<desc id="storage-chart-desc">' in html
+
+
+def test_it_refuses_an_unknown_window_with_a_400_and_says_why(dash: Client, workspace: Workspace) -> None:
+    response = dash.get(reverse("dashboard:overview", args=[workspace.slug]), {"window": "7y"})
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert "Select a valid choice. 7y is not one of the available choices." in html
+    assert 'id="activity-chart"' not in html and "Live checkpoints" in html  # the rest of the page stays
+
+
+def test_it_leaves_other_workspaces_out_of_the_charts(
+    dash: Client, workspace: Workspace, other_workspace: Workspace
+) -> None:
+    seed(other_workspace)
+    make_checkpoint(workspace, "mine", state={"n": 1})
+    html = dash.get(reverse("dashboard:overview", args=[workspace.slug])).content.decode()
+    assert drawn(html, "activity-chart") == {("checkpoints", "11-20 10:00"): 1}
+    assert dash.get(reverse("dashboard:overview", args=[other_workspace.slug])).status_code == 404
+
+
+def test_it_pins_the_overview_queries_whatever_the_data(
+    dash: Client, workspace: Workspace, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    url = reverse("dashboard:overview", args=[workspace.slug])
+    cache.clear()
+    with django_assert_num_queries(OVERVIEW_QUERIES):
+        dash.get(url)
+    seed(workspace)
+    for n in range(20):
+        make_checkpoint(workspace, f"many-{n}", state={"n": n})
+    for window in ("48h", "30d"):
+        cache.clear()
+        with django_assert_num_queries(OVERVIEW_QUERIES):
+            html = dash.get(url, {"window": window}).content.decode()
+        assert sum(v for (s, _), v in drawn(html, "activity-chart").items() if s == "checkpoints") == 24
+
+
+def test_it_groups_each_series_in_the_database_over_a_bounded_window(
+    dash: Client, workspace: Workspace
+) -> None:
+    seed(workspace)
+    with CaptureQueriesContext(connection) as queries:
+        dash.get(reverse("dashboard:overview", args=[workspace.slug]))
+    grouped = [q["sql"] for q in queries.captured_queries if "GROUP BY" in q["sql"]]
+    tables = sorted(re.search(r'FROM "(checkpoints_\w+)"', sql).group(1) for sql in grouped)  # type: ignore[union-attr]
+    assert tables == [
+        "checkpoints_checkpoint",
+        "checkpoints_checkpoint",
+        "checkpoints_job",
+        "checkpoints_message",
+    ]
+    assert all('"created_at" >=' in sql for sql in grouped)
+
+
+def test_it_draws_the_thread_sparkline_of_checkpoints_per_hour(dash: Client, workspace: Workspace) -> None:
+    make_checkpoint(workspace, "young", state={"n": 0})
+    Thread.objects.filter(thread_id="young").update(created_at=NOW - timedelta(hours=5))
+    at(workspace, NOW - timedelta(hours=5))
+    for n in range(3):
+        make_checkpoint(workspace, "young", state={"n": n + 1})
+    html = dash.get(reverse("dashboard:thread", args=[workspace.slug, "young"])).content.decode()
+    svg = html.split('<svg class="sparkline"', 1)[1].split("</svg>", 1)[0]
+    bars = re.findall(r'data-label="([^"]+)" data-value="(\d+)"', svg)
+    assert bars == [("11-20 05:00", "1"), ("11-20 10:00", "3")]
+    assert "<title>Checkpoints per hour</title>" in svg
+    # A young thread still gets a day of hours, so its burst reads as one.
+    assert "4 checkpoints from 11-19 11:00 to 11-20 10:00 (UTC), at most 3 in one hour." in svg
+    assert svg.count("spark-bar") == 2 and 'width="9.0"' in svg  # 240 px / 24 hours, less a 1 px gap
+
+
+def test_it_draws_an_old_threads_sparkline_per_day(dash: Client, workspace: Workspace) -> None:
+    make_checkpoint(workspace, "old", state={"n": 0})
+    Thread.objects.filter(thread_id="old").update(created_at=NOW - timedelta(days=100))
+    at(workspace, NOW - timedelta(days=100))  # before the sparkline's 60 days: not drawn
+    make_checkpoint(workspace, "old", state={"n": 1})
+    html = dash.get(reverse("dashboard:thread", args=[workspace.slug, "old"])).content.decode()
+    svg = html.split('<svg class="sparkline"', 1)[1].split("</svg>", 1)[0]
+    assert re.findall(r'data-label="([^"]+)" data-value="(\d+)"', svg) == [("2026-11-20", "1")]
+    assert "from 2026-09-22 to 2026-11-20" in svg
