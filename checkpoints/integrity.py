@@ -2,8 +2,8 @@
 
 This module is shared by the server and the SDK, so it imports nothing from Django.
 
-The checksum covers the *whole immutable record* (SPEC section 2), not just the state: tampering with the
-metadata, the step, the parent or the agent is caught as surely as tampering with the state.
+The checksum covers the *whole immutable record* (README, "Checkpoints"), not just the state: tampering with
+the metadata, the step, the parent or the agent is caught as surely as tampering with the state.
 
 Canonical JSON = sorted keys, no insignificant whitespace, UTF-8 (non-ASCII kept as is), numbers exactly as
 Python's `json` writes them, NaN/Infinity refused. The server stores state, context and metadata as their

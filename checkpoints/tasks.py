@@ -9,6 +9,10 @@ All tasks:
   at most MAX_RETRIES times, with exponential backoff and full jitter;
 - run under the soft/hard time limits of settings (CELERY_TASK_SOFT_TIME_LIMIT / CELERY_TASK_TIME_LIMIT);
 - treat a missing row as a no-op, and take and return JSON only.
+
+Each task is named after the one service it runs, with `_beat` (run by the beat schedule, every workspace)
+or `_job` (runs one Job). The names they are registered under are older and stay as they are: queued
+messages and the beat schedule (`CELERY_BEAT_SCHEDULE`) name them.
 """
 
 from __future__ import annotations
@@ -59,48 +63,53 @@ class JobTask(Task):
                 logger.warning("job pk=%s failed by its task's failure: %s", job_pk, reason)
 
 
+def registered_as(name: str, **options: Any) -> Any:
+    """`shared_task` with the retry policy, registered under `checkpoints.tasks.<name>`."""
+    return shared_task(name=f"{__name__}.{name}", **RETRY_POLICY, **options)
+
+
 def is_last_attempt(task: Task) -> bool:
     """True on the delivery after which no retry will come (transient errors must then fail the job)."""
     return task.request.retries >= (task.max_retries or 0)
 
 
-@shared_task(**RETRY_POLICY)
-def sweep_expired_checkpoints() -> dict[str, int]:
+@registered_as("sweep_expired_checkpoints")
+def retention_sweep_beat() -> dict[str, int]:
     """Beat, every minute: expired and beyond-keep-latest checkpoints become tombstones, all workspaces."""
     return retention_sweep()
 
 
-@shared_task(**RETRY_POLICY)
-def purge_tombstones() -> int:
+@registered_as("purge_tombstones")
+def tombstones_purge_beat() -> int:
     """Beat, hourly: hard-delete tombstones older than their workspace's tombstone retention."""
     return tombstones_purge()
 
 
-@shared_task(**RETRY_POLICY)
-def expire_idle_threads() -> int:
+@registered_as("expire_idle_threads")
+def threads_expire_idle_beat() -> int:
     """Beat, hourly: delete threads whose idle expiry has passed."""
     return threads_expire_idle()
 
 
-@shared_task(**RETRY_POLICY)
-def reap_abandoned_jobs() -> dict[str, int]:
+@registered_as("reap_abandoned_jobs")
+def jobs_reap_abandoned_beat() -> dict[str, int]:
     """Beat, every 5 minutes: fail jobs whose worker died and that no redelivery took over."""
     return jobs_reap_abandoned()
 
 
-@shared_task(bind=True, base=JobTask, **RETRY_POLICY)
-def run_sweep_job(self: Task, job_pk: int) -> None:
+@registered_as("run_sweep_job", bind=True, base=JobTask)
+def retention_sweep_job(self: Task, job_pk: int) -> None:
     """A "sweep now" job: the retention sweep of the job's workspace."""
     job_execute(job_pk, retention_sweep_for_job, retryable=not is_last_attempt(self))
 
 
-@shared_task(bind=True, base=JobTask, **RETRY_POLICY)
+@registered_as("medallion_checkpoint_job", bind=True, base=JobTask)
 def medallion_checkpoint_job(self: Task, job_pk: int) -> None:
     """`checkpoint_session` as a job: create or update the medallion of the job's exact scope."""
     job_execute(job_pk, medallion_checkpoint, retryable=not is_last_attempt(self))
 
 
-@shared_task(bind=True, base=JobTask, **RETRY_POLICY)
-def summarize_thread_job(self: Task, job_pk: int) -> None:
+@registered_as("summarize_thread_job", bind=True, base=JobTask)
+def medallion_summarize_thread_job(self: Task, job_pk: int) -> None:
     """Fold a thread's new messages into the medallion of the thread's scope."""
     job_execute(job_pk, medallion_summarize_thread, retryable=not is_last_attempt(self))

@@ -7,7 +7,7 @@ from typing import Any
 import factory
 
 from checkpoints.models import Checkpoint, Thread, Workspace
-from checkpoints.services.checkpoints import checkpoint_save
+from checkpoints.services.checkpoints import checkpoint_save, pending_writes_put
 
 
 class WorkspaceFactory(factory.django.DjangoModelFactory):
@@ -32,3 +32,18 @@ def make_checkpoint(workspace: Workspace, thread_id: str = "t1", **kwargs: Any) 
     kwargs.setdefault("agent_id", "agent-1")
     kwargs.setdefault("state", {"step": 1})
     return checkpoint_save(workspace=workspace, thread_id=thread_id, **kwargs).checkpoint
+
+
+def make_pending_write(
+    checkpoint: Checkpoint, value: Any = 1, *, channel: str = "c", task_id: str = "task"
+) -> None:
+    """Store one pending write for a saved checkpoint through the service (task_path empty)."""
+    pending_writes_put(
+        workspace=checkpoint.workspace,
+        thread_id=checkpoint.thread.thread_id,
+        namespace=checkpoint.namespace,
+        checkpoint_id=checkpoint.checkpoint_id,
+        task_id=task_id,
+        task_path="",
+        writes=[{"channel": channel, "value": value}],
+    )

@@ -1,1 +1,1 @@
-"""The REST API (SPEC section 5): serializers validate, views glue them to services."""
+"""The REST API (README, "The REST API"): serializers validate, views glue them to services."""

@@ -19,7 +19,8 @@ from checkpoints.exceptions import CairnError
 
 logger = logging.getLogger(__name__)
 
-# DRF exception class -> (code, status). Codes outside SPEC's list exist only for conditions it does not name.
+# DRF exception class -> (code, status). Codes outside the README's table ("Errors") exist only for
+# conditions it does not name.
 _DRF_CODES: list[tuple[type[drf.APIException], str, int]] = [
     (drf.NotAuthenticated, "not_authenticated", 401),
     (drf.AuthenticationFailed, "not_authenticated", 401),

@@ -9,10 +9,14 @@ import django_filters
 from django import forms
 from django.db.models import F, QuerySet
 from django_filters.fields import IsoDateTimeField
+from django_filters.rest_framework import DjangoFilterBackend
+from drf_spectacular.utils import extend_schema_field
+from rest_framework.request import Request
+from rest_framework.views import APIView
 
 from checkpoints.api.parsers import parse_json
 from checkpoints.exceptions import ValidationFailed
-from checkpoints.models import Checkpoint, Message, Thread
+from checkpoints.models import Checkpoint, Job, Message, Thread
 from checkpoints.numbers import parse_whole_number
 from checkpoints.services.search import messages_matching
 
@@ -27,6 +31,18 @@ def filter_queryset(
         first = next(iter(errors.items()))
         raise ValidationFailed(f"{first[0]}: {first[1][0]}", {"fields": errors})
     return filterset.qs
+
+
+class FilterBackend(DjangoFilterBackend):
+    """The view's `filterset_class` applied to its queryset (`WorkspaceAPIView.filter_queryset`), invalid
+    values answered in the validation_error envelope. Documented by `schema.FilterSetParameters`; the
+    unknown-parameter check accepts its filters (`query_params`)."""
+
+    def filter_queryset(self, request: Request, queryset: QuerySet[Any], view: APIView) -> Any:
+        filterset_class = getattr(view, "filterset_class", None)
+        if filterset_class is None:
+            return queryset
+        return filter_queryset(filterset_class, request.query_params, queryset)
 
 
 class UtcDateTimeField(IsoDateTimeField):
@@ -50,29 +66,25 @@ class UtcDateTimeFilter(django_filters.IsoDateTimeFilter):
     field_class = UtcDateTimeField
 
 
-class CheckpointFilterSet(django_filters.FilterSet):
-    """Timeline filters. `namespace` and `before` need the thread, so the views apply them."""
+class ThreadCheckpointFilterSet(django_filters.FilterSet):
+    """A thread's timeline filters. `namespace` and `before` need the thread, so the views apply them."""
 
     agent_id = django_filters.CharFilter()
     step_name = django_filters.CharFilter()
     run_id = django_filters.CharFilter()
     framework = django_filters.ChoiceFilter(choices=Checkpoint.Framework.choices)
     handoff_target = django_filters.CharFilter(help_text="An agent's inbox: checkpoints handed off to it.")
-    thread_id = django_filters.CharFilter(method="filter_thread_id")
+    written_by = django_filters.CharFilter(help_text='Who wrote it: "key:<prefix>" or "user:<username>".')
     created_after = UtcDateTimeFilter(field_name="created_at", lookup_expr="gte")
     created_before = UtcDateTimeFilter(field_name="created_at", lookup_expr="lt")
     metadata = django_filters.CharFilter(
-        method="filter_metadata", help_text="A JSON object; matches checkpoints whose metadata contains it."
+        method="filter_metadata",
+        help_text="JSON object the metadata must contain (matches checkpoints whose metadata contains it).",
     )
 
     class Meta:
         model = Checkpoint
         fields: list[str] = []
-
-    def filter_thread_id(self, queryset: QuerySet[Checkpoint], name: str, value: str) -> QuerySet[Checkpoint]:
-        # Both sides share the workspace: the thread is found on its unique (workspace, thread_id) index
-        # (see CheckpointQuerySet.in_thread).
-        return queryset.filter(thread__workspace=F("workspace"), thread__thread_id=value)
 
     def filter_metadata(self, queryset: QuerySet[Checkpoint], name: str, value: str) -> QuerySet[Checkpoint]:
         try:
@@ -86,7 +98,18 @@ class CheckpointFilterSet(django_filters.FilterSet):
             raise ValidationFailed(message, {"fields": {"metadata": [exc.message]}}) from exc
 
 
-# --- Threads and messages (issue 3) ----------------------------------------------------------------------
+class CheckpointFilterSet(ThreadCheckpointFilterSet):
+    """The workspace-wide timeline's filters: a thread's, and the thread."""
+
+    thread_id = django_filters.CharFilter(method="filter_thread_id")
+
+    def filter_thread_id(self, queryset: QuerySet[Checkpoint], name: str, value: str) -> QuerySet[Checkpoint]:
+        # Both sides share the workspace: the thread is found on its unique (workspace, thread_id) index
+        # (see CheckpointQuerySet.in_thread).
+        return queryset.filter(thread__workspace=F("workspace"), thread__thread_id=value)
+
+
+# --- Threads, messages and jobs ------------------------------------------------------------------------
 
 _INT64_MAX = 2**63 - 1
 
@@ -134,9 +157,12 @@ class ThreadFilterSet(django_filters.FilterSet):
     """Thread list filters. `user_id` needs "" to mean "no user", which django-filter would drop as empty, so
     the view applies it (ThreadQuerySet.for_user)."""
 
-    tag = RepeatedValuesFilter(method="filter_tag", help_text="Repeatable; threads with any of the tags.")
+    tag = RepeatedValuesFilter(method="filter_tag")
     q = django_filters.CharFilter(
-        field_name="name", lookup_expr="icontains", max_length=255, help_text="Name contains (any case)."
+        field_name="name",
+        lookup_expr="icontains",
+        max_length=255,
+        help_text="Name contains (case-insensitive).",
     )
     created_after = UtcDateTimeFilter(field_name="created_at", lookup_expr="gte")
     created_before = UtcDateTimeFilter(field_name="created_at", lookup_expr="lt")
@@ -147,31 +173,28 @@ class ThreadFilterSet(django_filters.FilterSet):
         model = Thread
         fields: list[str] = []
 
+    @extend_schema_field(
+        {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Repeatable: threads with any of the tags.",
+        }
+    )
     def filter_tag(self, queryset: QuerySet[Thread], name: str, value: list[str]) -> QuerySet[Thread]:
         return queryset.filter(tags__has_any_element=value) if value else queryset
 
 
-class MessageFilterSet(django_filters.FilterSet):
-    """Filters of one thread's messages (ordered by seq)."""
-
-    role = django_filters.ChoiceFilter(choices=Message.Role.choices)
-    search = django_filters.CharFilter(method="filter_search", help_text="Every term, as a substring.")
-    after_seq = IntegerFilter(field_name="seq", lookup_expr="gt")
-    before_seq = IntegerFilter(field_name="seq", lookup_expr="lt")
-
-    class Meta:
-        model = Message
-        fields: list[str] = []
-
-    def filter_search(self, queryset: QuerySet[Message], name: str, value: str) -> QuerySet[Message]:
-        return messages_matching(queryset, value)
+SEARCH_HELP = (
+    'Terms separated by spaces ("quoted phrase" = one term); a message matches when its text contains every '
+    "term, ignoring case, in any script. JSON keys and roles are not text."
+)
 
 
 class WorkspaceMessageFilterSet(django_filters.FilterSet):
     """Workspace-wide message search. `user_id` is applied by the view, as for threads."""
 
     role = django_filters.ChoiceFilter(choices=Message.Role.choices)
-    search = django_filters.CharFilter(method="filter_search", help_text="Every term, as a substring.")
+    search = django_filters.CharFilter(method="filter_search", help_text=SEARCH_HELP)
     thread_id = django_filters.CharFilter(field_name="thread__thread_id", max_length=128)
 
     class Meta:
@@ -180,3 +203,22 @@ class WorkspaceMessageFilterSet(django_filters.FilterSet):
 
     def filter_search(self, queryset: QuerySet[Message], name: str, value: str) -> QuerySet[Message]:
         return messages_matching(queryset, value)
+
+
+class MessageFilterSet(WorkspaceMessageFilterSet):
+    """One thread's messages (ordered by seq): the workspace search's filters less the thread, and seqs."""
+
+    thread_id = None  # removes the inherited filter
+    after_seq = IntegerFilter(field_name="seq", lookup_expr="gt", help_text="Only seq > after_seq.")
+    before_seq = IntegerFilter(field_name="seq", lookup_expr="lt", help_text="Only seq < before_seq.")
+
+
+class JobFilterSet(django_filters.FilterSet):
+    """`kind` and `status` are repeatable (`?status=queued&status=running`); an unknown value is a 400."""
+
+    kind = django_filters.MultipleChoiceFilter(choices=Job.Kind.choices)
+    status = django_filters.MultipleChoiceFilter(choices=Job.Status.choices)
+
+    class Meta:
+        model = Job
+        fields: list[str] = []

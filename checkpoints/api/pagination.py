@@ -15,6 +15,7 @@ from typing import Any
 
 from django.db import models
 from django.db.models import Q
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework.request import Request
 from rest_framework.utils.urls import replace_query_param
 
@@ -23,6 +24,12 @@ from checkpoints.numbers import parse_whole_number
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
+LIMIT_PARAM = OpenApiParameter("limit", int, description="Page size, 1-500 (default 50).")
+# What every list view declares in its schema, and so accepts: `extend_schema(parameters=[*PAGE_PARAMS])`.
+PAGE_PARAMS = [
+    LIMIT_PARAM,
+    OpenApiParameter("cursor", str, description="Opaque cursor from `next` or `previous`."),
+]
 
 
 def parse_limit(request: Request, default: int = DEFAULT_LIMIT, maximum: int = MAX_LIMIT) -> int:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from django.urls import path, register_converter
+from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+import checkpoints.routes  # noqa: F401  (registers the `cid` path converter)
 from checkpoints.api.views import checkpoints as cp
 from checkpoints.api.views import jobs, retention
 from checkpoints.api.views import langgraph as lg
@@ -12,20 +13,6 @@ from checkpoints.api.views import medallions as med
 from checkpoints.api.views import messages as msg
 from checkpoints.api.views import threads as th
 from checkpoints.api.views.state import ThreadStateView
-from checkpoints.models.thread import CLIENT_ID_PATTERN
-
-
-class ClientIdConverter:
-    regex = CLIENT_ID_PATTERN
-
-    def to_python(self, value: str) -> str:
-        return value
-
-    def to_url(self, value: str) -> str:
-        return value
-
-
-register_converter(ClientIdConverter, "cid")
 
 app_name = "api"
 
@@ -48,7 +35,7 @@ urlpatterns = [
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
 ]
 
-# Threads and messages (issue 3).
+# Threads and messages (README, "Threads and messages").
 THREAD = "threads/<cid:thread_id>/"
 urlpatterns += [
     path("threads/", th.ThreadListView.as_view(), name="threads"),
@@ -62,7 +49,7 @@ urlpatterns += [
     path("messages/", msg.WorkspaceMessagesView.as_view(), name="messages"),
 ]
 
-# Jobs and retention (issue 4).
+# Jobs and retention (README, "Background jobs and retention").
 urlpatterns += [
     path("jobs/", jobs.JobListView.as_view(), name="jobs"),
     path("jobs/<uuid:job_id>/", jobs.JobDetailView.as_view(), name="job-detail"),
@@ -71,7 +58,7 @@ urlpatterns += [
     path("retention/sweep/", retention.RetentionSweepView.as_view(), name="retention-sweep"),
 ]
 
-# LangGraph saver support for the SDK (issue 7; see checkpoints.services.langgraph).
+# LangGraph saver support for the SDK (README, "LangGraph: `CairnSaver`"; checkpoints.services.langgraph).
 urlpatterns += [
     path("langgraph/checkpoints/", lg.LangGraphCheckpointsView.as_view(), name="langgraph-checkpoints"),
     path(
@@ -81,7 +68,7 @@ urlpatterns += [
     ),
     path("langgraph/runs/delete/", lg.LangGraphRunsDeleteView.as_view(), name="langgraph-runs-delete"),
 ]
-# Medallions (issue 5).
+# Medallions (README, "Medallions").
 urlpatterns += [
     path("medallions/", med.MedallionListView.as_view(), name="medallions"),
     path("medallions/checkpoint/", med.MedallionCheckpointView.as_view(), name="medallion-checkpoint"),

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from checkpoints.llm import extract, questions
+from checkpoints.llm import findings, questions
 from checkpoints.llm.text import (
     Sentence,
     compose_summary,
@@ -55,15 +55,15 @@ class ExtractiveProvider:
                 high_level=self._high_level(sentences),
                 subsystems=self._subsystems(scope, evidence, sentences, {}),
             ),
-            decisions=extract.decisions_in(sentences)[:MAX_DECISIONS],
+            decisions=findings.decisions_in(sentences)[:MAX_DECISIONS],
             open_questions=[q for q, _ in questions.open_questions_in(sentences)][:MAX_QUESTIONS],
             affordances=self._affordances(evidence, sentences, Affordances()),
         )
 
     def update(self, existing: Medallion, evidence: Evidence) -> MedallionContent:
         sentences = evidence_sentences(evidence)
-        new_decisions = extract.decisions_in(sentences)
-        decisions = extract.merge_decisions(existing.decisions, new_decisions)
+        new_decisions = findings.decisions_in(sentences)
+        decisions = findings.merge_decisions(existing.decisions, new_decisions)
         still_open = questions.merge_questions(existing.open_questions, sentences)
         previous = {s.name: s for s in existing.summary.subsystems}
         return MedallionContent(
@@ -111,10 +111,10 @@ class ExtractiveProvider:
         previous: dict[str, Subsystem],
     ) -> list[Subsystem]:
         names = list(previous)
-        for name in extract.subsystem_names(scope.graph_nodes, evidence.artefacts):
+        for name in findings.subsystem_names(scope.graph_nodes, evidence.artefacts):
             if name not in previous:
                 names.append(name)
-        return [extract.subsystem_status(name, sentences, previous.get(name)) for name in names[:50]]
+        return [findings.subsystem_status(name, sentences, previous.get(name)) for name in names[:50]]
 
     @staticmethod
     def _affordances(evidence: Evidence, sentences: Sequence[Sentence], previous: Affordances) -> Affordances:
@@ -122,11 +122,11 @@ class ExtractiveProvider:
             # Newest last; when full, the oldest entries make room.
             return list(dict.fromkeys([*old, *new]))[-MAX_AFFORDANCES:]
 
-        invariants = union(previous.invariants or [], extract.invariants(sentences))
+        invariants = union(previous.invariants or [], findings.invariants(sentences))
         return Affordances(
             recommended_entry_points=union(
-                previous.recommended_entry_points, extract.entry_points(evidence.artefacts, sentences)
+                previous.recommended_entry_points, findings.entry_points(evidence.artefacts, sentences)
             ),
-            avoid_repeating=union(previous.avoid_repeating, extract.avoid_repeating(sentences)),
+            avoid_repeating=union(previous.avoid_repeating, findings.avoid_repeating(sentences)),
             invariants=invariants or None,
         )

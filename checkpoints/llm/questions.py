@@ -14,7 +14,7 @@ from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Sequence
 
-from checkpoints.llm.extract import is_decision
+from checkpoints.llm.findings import is_decision
 from checkpoints.llm.similar import SimilarSets, rarest_first
 from checkpoints.llm.text import Sentence, clean_statement, content_terms
 from checkpoints.medallion_schema import OpenQuestion, stable_id

@@ -1,7 +1,7 @@
 """Cairn's models, one module per aggregate. Importing this package registers the JSON lookups."""
 
 from checkpoints.models import lookups as _lookups  # noqa: F401  (registers lookups)
-from checkpoints.models.audit import AuditEvent
+from checkpoints.models.audit import AuditEvent, AuditEventAgent
 from checkpoints.models.checkpoint import Checkpoint, PendingWrite
 from checkpoints.models.job import Job
 from checkpoints.models.medallion import Medallion, MedallionRevision
@@ -11,6 +11,7 @@ from checkpoints.models.workspace import ApiKey, Membership, Workspace
 __all__ = [
     "ApiKey",
     "AuditEvent",
+    "AuditEventAgent",
     "Checkpoint",
     "Job",
     "Medallion",

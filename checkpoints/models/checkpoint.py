@@ -101,6 +101,9 @@ class Checkpoint(models.Model):
     metadata = models.TextField(null=True, blank=True)  # noqa: DJ001
     handoff_target = models.CharField(max_length=255, null=True, blank=True)  # noqa: DJ001
     handoff_from = models.CharField(max_length=255, null=True, blank=True)  # noqa: DJ001
+    # Who wrote it: "key:<prefix>" (an API key) or "user:<username>" (the dashboard); "" for rows written
+    # before it was recorded. Provenance, not content: outside the checksum, kept by an idempotent retry.
+    written_by = models.CharField(max_length=160, blank=True, default="")
     message_seq = models.BigIntegerField(default=0)
     checksum = models.CharField(max_length=64)
     size_bytes = models.BigIntegerField(default=0)
@@ -126,7 +129,10 @@ class Checkpoint(models.Model):
             ),
             models.Index(fields=["thread", "-id"], name="checkpoint_thread_timeline"),
             models.Index(fields=["workspace", "-id"], name="checkpoint_ws_timeline"),
+            # The dashboard's activity and storage charts: one window of a workspace, grouped by hour or day.
+            models.Index(fields=["workspace", "created_at"], name="checkpoint_ws_created"),
             models.Index(fields=["workspace", "agent_id", "-id"], name="checkpoint_ws_agent"),
+            models.Index(fields=["workspace", "written_by", "-id"], name="checkpoint_ws_writer"),
             models.Index(
                 fields=["workspace", "handoff_target", "-id"],
                 name="checkpoint_ws_inbox",

@@ -52,6 +52,7 @@ class Job(models.Model):
     class Meta:
         indexes: ClassVar = [
             models.Index(fields=["workspace", "-id"], name="job_ws_newest"),
+            models.Index(fields=["workspace", "created_at"], name="job_ws_created"),  # the activity chart
             models.Index(fields=["workspace", "status", "-id"], name="job_ws_status"),
             models.Index(fields=["status", "started_at"], name="job_status_started"),
         ]

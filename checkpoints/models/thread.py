@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from checkpoints.models.workspace import Workspace
 
-# Client-chosen ids (thread_id, checkpoint_id, message_id) are URL-safe: SPEC section 2.
+# Client-chosen ids (thread_id, checkpoint_id, message_id) are URL-safe (README, "Threads and messages").
 CLIENT_ID_PATTERN = r"[A-Za-z0-9._:-]{1,128}"
 
 
@@ -97,7 +97,8 @@ class Thread(models.Model):
     )
     forked_from_checkpoint_id = models.CharField(max_length=128, blank=True, default="")
     forked_from_namespace = models.CharField(max_length=255, blank=True, default="")
-    # The last message seq handed out; messages take the next ones under a row lock (gapless, SPEC 2).
+    # The last message seq handed out; messages take the next ones under a row lock (gapless: README,
+    # "Threads and messages").
     last_message_seq = models.BigIntegerField(default=0)
     # The last message seq folded into the thread's medallion (summaries start after it).
     last_summarized_seq = models.BigIntegerField(default=0)
@@ -181,6 +182,11 @@ class Message(models.Model):
         constraints: ClassVar = [
             models.UniqueConstraint(fields=["thread", "seq"], name="message_unique_seq"),
             models.UniqueConstraint(fields=["thread", "message_id"], name="message_unique_id"),
+        ]
+        indexes: ClassVar = [
+            # The dashboard's activity chart: messages of a time window (messages carry no workspace column;
+            # the window's rows are joined to their threads).
+            models.Index(fields=["created_at"], name="message_created"),
         ]
 
     def __str__(self) -> str:

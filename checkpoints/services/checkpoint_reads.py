@@ -264,6 +264,31 @@ def json_value_count(document: Any, stop_after: int) -> int:
     return count
 
 
+# The fields besides the three documents that a diff compares (API and dashboard): the API's name for each,
+# and the model attribute holding it.
+DIFF_FIELDS = (
+    ("agent_id", "agent_id"),
+    ("step_index", "step_index"),
+    ("step_name", "step_name"),
+    ("parent_id", "parent_checkpoint_id"),
+    ("namespace", "namespace"),
+    ("run_id", "run_id"),
+    ("handoff_from", "handoff_from"),
+)
+
+
+def checkpoint_field_changes(*, checkpoint: Checkpoint, against: Checkpoint | None) -> list[dict[str, Any]]:
+    """`{"field", "before", "after"}` for each of DIFF_FIELDS whose value differs from `against` (None: an
+    empty document, every value absent) to `checkpoint`, in DIFF_FIELDS order."""
+    changes = []
+    for name, attribute in DIFF_FIELDS:
+        before = getattr(against, attribute) if against is not None else None
+        after = getattr(checkpoint, attribute)
+        if before != after:
+            changes.append({"field": name, "before": before, "after": after})
+    return changes
+
+
 def checkpoint_diff(*, checkpoint: Checkpoint, against: Checkpoint | None) -> list[dict[str, Any]]:
     """RFC 6902 JSON Patch turning `against` (or an empty document) into `checkpoint`, over
     {state, context, metadata}. Both must be readable (Gone) and intact (ChecksumMismatch), and hold at most

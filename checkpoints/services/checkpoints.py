@@ -6,7 +6,7 @@ Every write locks the thread row first, so it is ordered against every other wri
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
@@ -36,7 +36,7 @@ from checkpoints.services.checkpoint_save import (
     save_context,
     save_encoded,
 )
-from checkpoints.services.threads_base import thread_touch, thread_touch_values
+from checkpoints.services.thread_rows import expires_after, thread_touch, thread_touch_values
 
 __all__ = [
     "UNSET",
@@ -98,6 +98,7 @@ def checkpoint_expire(*, checkpoint: Checkpoint, actor: Actor) -> Checkpoint:
         target_type="checkpoint",
         target_id=_target_id(thread, current),
         details={"namespace": current.namespace, "checkpoint_id": current.checkpoint_id},
+        agents=[current.agent_id],
     )
     current.refresh_from_db()
     current.thread = thread
@@ -142,7 +143,7 @@ def checkpoint_set_ttl(
     now = timezone.now()
     thread, current = _lock_readable(checkpoint, now)
     if ttl_seconds is not UNSET:
-        current.expires_at = now + timedelta(seconds=ttl_seconds) if ttl_seconds else None
+        current.expires_at = expires_after(ttl_seconds, now)
     if pinned is not UNSET:
         current.pinned = pinned
     Checkpoint.objects.filter(pk=current.pk).update(expires_at=current.expires_at, pinned=current.pinned)
@@ -159,6 +160,7 @@ def checkpoint_set_ttl(
             "pinned": current.pinned,
             "expires_at": current.expires_at.isoformat() if current.expires_at else None,
         },
+        agents=[current.agent_id],
     )
     return current
 
@@ -200,6 +202,7 @@ def checkpoint_handoff(
         ttl_seconds=ttl_seconds,
         handoff_target=target_agent_id,
         handoff_from=current.agent_id,
+        written_by=actor.writer,
     )
     handed = result.checkpoint
     audit_record(

@@ -19,7 +19,7 @@ from django.db import transaction
 from checkpoints import medallion_schema as schema
 from checkpoints.exceptions import NotFound, Unavailable, ValidationFailed
 from checkpoints.llm import MedallionProvider, get_provider
-from checkpoints.llm.extract import is_reference
+from checkpoints.llm.findings import is_reference
 from checkpoints.models import Job, Medallion, Message, Thread, Workspace
 from checkpoints.services.audit import Actor, audit_record
 from checkpoints.services.jobs import job_actor, job_submit
@@ -85,7 +85,7 @@ def thread_summarize_submit(*, thread: Thread, actor: Actor) -> Job:
             workspace=thread.workspace,
             kind=Job.Kind.SUMMARIZE,
             params={"operation": "thread", "thread_id": thread.thread_id},
-            task=tasks.summarize_thread_job,
+            task=tasks.medallion_summarize_thread_job,
             actor=actor,
         )
         # Audited only once the job is really queued: if the broker refuses it, job_submit's on-commit hook

@@ -31,6 +31,18 @@ __all__ = [
 ]
 
 
+def medallion_audit(medallion: Medallion, *, actor: Actor, action: str, details: dict[str, Any]) -> None:
+    """Record an audit event whose target is the medallion (in its workspace)."""
+    audit_record(
+        workspace=medallion.workspace,
+        actor=actor,
+        action=action,
+        target_type="medallion",
+        target_id=str(medallion.medallion_id),
+        details=details,
+    )
+
+
 def parse_input(parse: Callable[[Any], T], data: Any) -> T:
     """Validate input with a medallion_schema parser; a SchemaError becomes a 400 naming the JSON path."""
     try:
@@ -94,12 +106,10 @@ def medallion_create(
     except IntegrityError as exc:
         raise _active_conflict(workspace, scope.scope_key) from exc
     revision_record(medallion, actor_label=actor.label)
-    audit_record(
-        workspace=workspace,
+    medallion_audit(
+        medallion,
         actor=actor,
         action="medallion.create",
-        target_type="medallion",
-        target_id=str(medallion.medallion_id),
         details={"scope": scope.to_dict()},
     )
     return Medallion.objects.for_api().get(pk=medallion.pk)
@@ -152,12 +162,10 @@ def medallion_update(
     except IntegrityError as exc:
         raise _active_conflict(locked.workspace, locked.scope_key) from exc
     revision_record(locked, actor_label=actor.label)
-    audit_record(
-        workspace=locked.workspace,
+    medallion_audit(
+        locked,
         actor=actor,
         action="medallion.update",
-        target_type="medallion",
-        target_id=str(locked.medallion_id),
         details={"version": locked.version, "fields": changed, "status": [before["status"], locked.status]},
     )
     return Medallion.objects.for_api().get(pk=locked.pk)
@@ -189,12 +197,10 @@ _TRACKED = (
 @transaction.atomic
 def medallion_delete(*, medallion: Medallion, actor: Actor) -> None:
     """Delete a medallion and its revisions (the audit event keeps what it was)."""
-    audit_record(
-        workspace=medallion.workspace,
+    medallion_audit(
+        medallion,
         actor=actor,
         action="medallion.delete",
-        target_type="medallion",
-        target_id=str(medallion.medallion_id),
         details={
             "scope": {"graph_nodes": medallion.graph_nodes, "tags": medallion.tags},
             "version": medallion.version,

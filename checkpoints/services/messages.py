@@ -23,7 +23,7 @@ from checkpoints.models.thread import CLIENT_ID_PATTERN
 from checkpoints.services.audit import Actor, audit_record
 from checkpoints.services.medallion_summaries import medallion_maybe_autosummarize
 from checkpoints.services.search import message_search_text
-from checkpoints.services.threads_base import thread_lock_or_create, thread_touch
+from checkpoints.services.thread_rows import thread_lock, thread_lock_or_create, thread_touch
 
 MAX_BATCH = 1000
 MAX_CONTENT_CHARS = 1024 * 1024
@@ -179,16 +179,11 @@ def _insert(thread: Thread, fresh: list[dict[str, Any]], now: datetime) -> list[
 @transaction.atomic
 def message_delete(*, message: Message, actor: Actor) -> None:
     """Delete one message (its seq is not reused: later appends keep counting from the thread's last seq)."""
-    # of=self: lock the thread row only, not the joined workspace row.
-    thread = (
-        Thread.objects.select_for_update(of=("self",))
-        .select_related("workspace")
-        .filter(pk=message.thread_id)
-        .first()
-    )
+    missing = f"Message {message.message_id!r} not found."
+    thread = thread_lock(message.thread_id, missing=missing)
     deleted, _ = Message.objects.filter(pk=message.pk).delete()
-    if thread is None or not deleted:
-        raise NotFound(f"Message {message.message_id!r} not found.")
+    if not deleted:
+        raise NotFound(missing)
     thread_touch(thread, now=timezone.now())
     audit_record(
         workspace=thread.workspace,

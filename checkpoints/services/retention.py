@@ -29,6 +29,7 @@ from checkpoints.models import Checkpoint, Job, Thread, Workspace
 from checkpoints.services.audit import Actor, audit_record
 from checkpoints.services.checkpoints import checkpoints_tombstone
 from checkpoints.services.jobs import job_actor, job_submit
+from checkpoints.services.thread_rows import thread_audit
 from checkpoints.services.threads import thread_erase
 
 logger = logging.getLogger(__name__)
@@ -64,6 +65,18 @@ class _Tally:
         touched = self.touched[workspace_pk][rule]
         if len(touched) < SWEEP_AUDIT_IDS:
             touched.append(checkpoint_pk)
+
+
+def workspace_audit(workspace: Workspace, *, actor: Actor, action: str, details: dict[str, Any]) -> None:
+    """Record an audit event whose target is the workspace (its retention policy, a sweep, a purge)."""
+    audit_record(
+        workspace=workspace,
+        actor=actor,
+        action=action,
+        target_type="workspace",
+        target_id=workspace.slug,
+        details=details,
+    )
 
 
 # --- what each rule selects (shared by the sweep and the preview, so the preview is exact) ------------------
@@ -244,12 +257,10 @@ def _audit_sweep(tally: _Tally, *, actor: Actor, now: datetime, complete: bool) 
         }
         for workspace in Workspace.objects.filter(pk__in=list(tally.counts)).order_by("pk"):
             touched = tally.touched[workspace.pk]
-            audit_record(
-                workspace=workspace,
+            workspace_audit(
+                workspace,
                 actor=actor,
                 action="retention.sweep",
-                target_type="workspace",
-                target_id=workspace.slug,
                 details={
                     **tally.counts[workspace.pk],
                     "as_of": format_timestamp(now),
@@ -290,12 +301,10 @@ def tombstones_purge(*, now: datetime | None = None, batch_size: int | None = No
                     break
         finally:
             if purged:
-                audit_record(
-                    workspace=workspace,
+                workspace_audit(
+                    workspace,
                     actor=_SYSTEM,
                     action="retention.purge",
-                    target_type="workspace",
-                    target_id=workspace.slug,
                     details={"purged": purged, "as_of": format_timestamp(now)},
                 )
         total += purged
@@ -329,12 +338,10 @@ def threads_expire_idle(*, now: datetime | None = None) -> int:
                 "idle_ttl_seconds": thread.ttl_seconds or thread.workspace.thread_idle_ttl_seconds,
             }
             details.update(thread_erase(thread))
-            audit_record(
-                workspace=thread.workspace,
+            thread_audit(
+                thread,
                 actor=_SYSTEM,
                 action="thread.expire",
-                target_type="thread",
-                target_id=thread.thread_id,
                 details=details,
             )
             deleted += 1
@@ -396,12 +403,10 @@ def retention_policy_update(*, workspace: Workspace, actor: Actor, **changes: in
     locked.save(update_fields=list(changes))
     after = retention_policy(locked)
     if before != after:
-        audit_record(
-            workspace=locked,
+        workspace_audit(
+            locked,
             actor=actor,
             action="retention.policy",
-            target_type="workspace",
-            target_id=locked.slug,
             details={"before": before, "after": after},
         )
     for name in POLICY_FIELDS:
@@ -415,7 +420,7 @@ def retention_sweep_submit(*, workspace: Workspace, actor: Actor) -> Job:
     from checkpoints import tasks  # tasks import the services: import here to keep the graph acyclic
 
     return job_submit(
-        workspace=workspace, kind=Job.Kind.SWEEP, params={}, task=tasks.run_sweep_job, actor=actor
+        workspace=workspace, kind=Job.Kind.SWEEP, params={}, task=tasks.retention_sweep_job, actor=actor
     )
 
 

@@ -16,12 +16,17 @@ from django.utils import timezone
 from checkpoints.exceptions import NotFound, ValidationFailed
 from checkpoints.ids import new_id
 from checkpoints.models import Checkpoint, Message, PendingWrite, Thread
-from checkpoints.services.audit import Actor, audit_record
+from checkpoints.services.audit import Actor
 from checkpoints.services.checkpoint_reads import checkpoint_head, ensure_intact, ensure_readable
 from checkpoints.services.checkpoint_save import UNSET, encode_document
 from checkpoints.services.checkpoints import Payloads, checkpoint_compute_checksum, save_encoded
-from checkpoints.services.thread_rows import idle_expires_at, thread_insert, thread_lock
-from checkpoints.services.threads_base import thread_touch
+from checkpoints.services.thread_rows import (
+    expires_after,
+    thread_audit,
+    thread_insert,
+    thread_lock,
+    thread_touch,
+)
 
 PRUNE_STRATEGIES = ("keep_latest", "delete")
 # Rows per INSERT when copying (checkpoint payloads can be large: keep batches modest).
@@ -39,7 +44,7 @@ def _inherited(source: Thread, now: datetime) -> dict[str, Any]:
         "metadata": dict(source.metadata),
         "scope": dict(source.scope),
         "ttl_seconds": source.ttl_seconds,
-        "expires_at": idle_expires_at(source.ttl_seconds, now),
+        "expires_at": expires_after(source.ttl_seconds, now),
         "created_at": now,
         "updated_at": now,
     }
@@ -164,6 +169,7 @@ def thread_fork(
         created_at=checkpoint.created_at,
         handoff_target=checkpoint.handoff_target,
         handoff_from=checkpoint.handoff_from,
+        written_by=actor.writer,  # the fork's head is the forker's; a copy keeps every row's writer
     )
     writes = _clone_rows(
         PendingWrite.objects.filter(
@@ -171,12 +177,10 @@ def thread_fork(
         ),
         target,
     )
-    audit_record(
-        workspace=source.workspace,
+    thread_audit(
+        target,
         actor=actor,
         action="checkpoint.fork",
-        target_type="thread",
-        target_id=target.thread_id,
         details={
             "source_thread_id": source.thread_id,
             "checkpoint_id": checkpoint.checkpoint_id,
@@ -191,6 +195,7 @@ def thread_fork(
                 else {}
             ),
         },
+        agents=[checkpoint.agent_id],
     )
     return target
 
@@ -234,12 +239,10 @@ def thread_copy(*, source: Thread, thread_id: str, actor: Actor) -> Thread:
         "pending_writes": _clone_rows(PendingWrite.objects.filter(thread=source), target),
         "messages": _clone_rows(Message.objects.filter(thread=source), target),
     }
-    audit_record(
-        workspace=source.workspace,
+    thread_audit(
+        target,
         actor=actor,
         action="thread.copy",
-        target_type="thread",
-        target_id=target.thread_id,
         details={"source_thread_id": source.thread_id, **counts},
     )
     return target
@@ -282,12 +285,10 @@ def thread_prune(*, thread: Thread, strategy: str, actor: Actor) -> int:
     # The head may be gone (delete) or have been a checkpoint that is now the only one: the cached head of
     # every namespace must be read again.
     thread_touch(locked, now=now, head_moved=True)
-    audit_record(
-        workspace=locked.workspace,
+    thread_audit(
+        locked,
         actor=actor,
         action="thread.prune",
-        target_type="thread",
-        target_id=locked.thread_id,
         details={"strategy": strategy, "checkpoints": pruned, "pending_writes": writes_deleted},
     )
     return pruned

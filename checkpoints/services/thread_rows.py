@@ -1,4 +1,10 @@
-"""Thread rows as every thread write needs them: normalised fields, insert-or-409, lock-or-404."""
+"""Thread rows as every thread write needs them: normalised fields, insert (or 409, or quietly if missing),
+the row lock, and touching the row on write with its idle expiry.
+
+Writes under a thread lock the thread row first, through `thread_lock` or `thread_lock_or_create` (the hot
+save path has its own SQL: docs/architecture.md, "One save"). That serialises head moves and message seqs
+per thread, and keeps a delete or a sweep from racing a write into the thread it removes.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +14,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
 
 from checkpoints.exceptions import Conflict, NotFound, ValidationFailed
-from checkpoints.models import Thread
+from checkpoints.models import Thread, Workspace
 from checkpoints.models.thread import CLIENT_ID_PATTERN
+from checkpoints.services.audit import Actor, audit_record
 
 _CLIENT_ID = re.compile(rf"{CLIENT_ID_PATTERN}\Z")
 
@@ -30,8 +39,10 @@ def normalize_scope(scope: dict[str, Any] | None) -> dict[str, list[str]]:
     }
 
 
-def idle_expires_at(ttl_seconds: int | None, now: datetime) -> datetime | None:
-    """When a thread idle since `now` expires (None: it does not). thread_touch applies the same rule."""
+def expires_after(ttl_seconds: int | None, now: datetime) -> datetime | None:
+    """The TTL rule: `ttl_seconds` after `now`; None or 0 = never. A thread's clock restarts at each write
+    (idle expiry: the retention sweep selects by the same rule, `updated_at <= now - ttl`); a checkpoint's
+    starts at its save or its TTL change."""
     return now + timedelta(seconds=ttl_seconds) if ttl_seconds else None
 
 
@@ -54,14 +65,80 @@ def thread_insert(thread: Thread) -> Thread:
     return thread
 
 
-def thread_lock(thread: Thread) -> Thread:
-    """Reload the thread locked for this transaction (the row only); NotFound if it was deleted meanwhile."""
-    locked = (
-        Thread.objects.select_for_update(of=("self",))
-        .select_related("workspace")
-        .filter(pk=thread.pk)
-        .first()
+def thread_insert_if_missing(
+    *, workspace: Workspace, thread_id: str, now: datetime | None = None, user_id: str | None = None
+) -> None:
+    """Insert the thread unless it exists (a concurrent creator wins quietly: ON CONFLICT DO NOTHING).
+    The caller locks it next."""
+    now = now or timezone.now()
+    thread = Thread(
+        workspace=workspace, thread_id=thread_id, created_at=now, updated_at=now, user_id=user_id or ""
     )
+    Thread.objects.bulk_create([thread], ignore_conflicts=True)
+
+
+def thread_lock(thread: Thread | int, *, missing: str | None = None) -> Thread:
+    """Reload the thread (or the thread of this primary key) locked for this transaction: the row only, its
+    workspace joined. NotFound (`missing`, or "Thread ... not found.") if it was deleted meanwhile."""
+    pk = thread if isinstance(thread, int) else thread.pk
+    locked = Thread.objects.select_for_update(of=("self",)).select_related("workspace").filter(pk=pk).first()
     if locked is None:
-        raise NotFound(f"Thread {thread.thread_id!r} not found.")
+        thread_id = "" if isinstance(thread, int) else f" {thread.thread_id!r}"
+        raise NotFound(missing or f"Thread{thread_id} not found.")
     return locked
+
+
+def thread_lock_or_create(
+    *,
+    workspace: Workspace,
+    thread_id: str,
+    now: datetime | None = None,
+    user_id: str | None = None,
+) -> Thread:
+    """The thread row, locked for this transaction (SELECT ... FOR UPDATE), created if missing.
+
+    A concurrent creator is settled by the unique constraint (`thread_insert_if_missing`). `user_id`, when
+    given, scopes the write to that end user: a thread this call creates gets it, and another user's thread
+    is NotFound, as if it did not exist (one user never writes into another's). Must run inside
+    transaction.atomic().
+    """
+    locked = Thread.objects.select_for_update()
+    thread = locked.filter(workspace=workspace, thread_id=thread_id).first()
+    if thread is None:
+        thread_insert_if_missing(workspace=workspace, thread_id=thread_id, now=now, user_id=user_id)
+        thread = locked.get(workspace=workspace, thread_id=thread_id)
+    if user_id is not None and thread.user_id != user_id:
+        raise NotFound(f"Thread {thread_id!r} not found.")
+    return thread
+
+
+def thread_touch_values(thread: Thread, *, now: datetime, head_moved: bool = False) -> dict[str, Any]:
+    """What a write under the thread changes: updated_at, idle expiry, and (if the head may have moved)
+    the state_version the head cache keys on. Set on `thread`; returned as the fields to update."""
+    thread.updated_at = now
+    thread.expires_at = expires_after(thread.ttl_seconds, now)
+    fields: dict[str, Any] = {"updated_at": now, "expires_at": thread.expires_at}
+    if head_moved:
+        fields["state_version"] = F("state_version") + 1
+        thread.state_version += 1
+    return fields
+
+
+def thread_touch(thread: Thread, *, now: datetime, head_moved: bool = False) -> None:
+    """Record a write under the thread (thread_touch_values). The thread must be locked by the caller."""
+    Thread.objects.filter(pk=thread.pk).update(**thread_touch_values(thread, now=now, head_moved=head_moved))
+
+
+def thread_audit(
+    thread: Thread, *, actor: Actor, action: str, details: dict[str, Any], agents: Iterable[str] = ()
+) -> None:
+    """Record an audit event whose target is the thread (in the thread's workspace)."""
+    audit_record(
+        workspace=thread.workspace,
+        actor=actor,
+        action=action,
+        target_type="thread",
+        target_id=thread.thread_id,
+        details=details,
+        agents=agents,
+    )

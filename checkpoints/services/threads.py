@@ -2,8 +2,8 @@
 `thread_branching` and storage accounting in `thread_storage`; both are re-exported here, so every thread
 service is found under `checkpoints.services.threads`.
 
-Every write locks the thread row first (`thread_lock`), so a delete cannot race an append into the thread it
-erases.
+Every write locks the thread row first (`thread_rows.thread_lock`), so a delete cannot race an append into
+the thread it erases.
 """
 
 from __future__ import annotations
@@ -17,17 +17,18 @@ from django.utils import timezone
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.ids import new_id
 from checkpoints.models import Checkpoint, Message, PendingWrite, Thread, Workspace
-from checkpoints.services.audit import Actor, audit_record
+from checkpoints.services.audit import Actor
 from checkpoints.services.thread_branching import PRUNE_STRATEGIES, thread_copy, thread_fork, thread_prune
 from checkpoints.services.thread_rows import (
-    idle_expires_at,
+    expires_after,
     normalize_scope,
     normalize_tags,
+    thread_audit,
     thread_insert,
     thread_lock,
+    thread_touch,
 )
 from checkpoints.services.thread_storage import thread_storage
-from checkpoints.services.threads_base import thread_touch
 
 __all__ = [
     "PRUNE_STRATEGIES",
@@ -73,18 +74,16 @@ def thread_create(
             metadata=metadata or {},
             scope=normalize_scope(scope),
             ttl_seconds=ttl_seconds,
-            expires_at=idle_expires_at(ttl_seconds, now),
+            expires_at=expires_after(ttl_seconds, now),
             pinned=pinned,
             created_at=now,
             updated_at=now,
         )
     )
-    audit_record(
-        workspace=workspace,
+    thread_audit(
+        thread,
         actor=actor,
         action="thread.create",
-        target_type="thread",
-        target_id=thread.thread_id,
         details={"user_id": user_id, "ttl_seconds": ttl_seconds, "pinned": pinned},
     )
     return thread
@@ -111,12 +110,10 @@ def thread_update(*, thread: Thread, actor: Actor, **changes: Any) -> Thread:
     if changes:
         locked.save(update_fields=list(changes))
     thread_touch(locked, now=timezone.now())
-    audit_record(
-        workspace=locked.workspace,
+    thread_audit(
+        locked,
         actor=actor,
         action="thread.update",
-        target_type="thread",
-        target_id=locked.thread_id,
         details={
             "fields": sorted(changes),
             **{key: changes[key] for key in ("user_id", "ttl_seconds", "pinned") if key in changes},
@@ -133,12 +130,10 @@ def thread_delete(*, thread: Thread, actor: Actor) -> None:
     Only the audit event `thread.delete` remains, with counts and the thread id, never content.
     """
     locked = thread_lock(thread)
-    audit_record(
-        workspace=locked.workspace,
+    thread_audit(
+        locked,
         actor=actor,
         action="thread.delete",
-        target_type="thread",
-        target_id=thread.thread_id,
         details=thread_erase(locked),
     )
 

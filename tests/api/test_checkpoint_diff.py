@@ -109,6 +109,33 @@ def test_it_diffs_across_threads_and_namespaces(api: ApiClient, workspace: Works
     assert missing_namespace.status_code == 404
 
 
+def test_it_lists_the_record_fields_that_changed_with_before_and_after(
+    api: ApiClient, workspace: Workspace
+) -> None:
+    make_checkpoint(workspace, "t1", checkpoint_id="plan", agent_id="planner", step_index=1, step_name="plan")
+    make_checkpoint(workspace, "t1", checkpoint_id="code", agent_id="coder", step_index=2, step_name="plan")
+
+    diff = api.get(f"{CPS}code/diff/").json()
+
+    assert diff["changed_fields"] == [
+        {"field": "agent_id", "before": "planner", "after": "coder"},
+        {"field": "step_index", "before": 1, "after": 2},
+        {"field": "parent_id", "before": None, "after": "plan"},
+    ]
+    unchanged = api.get(f"{CPS}code/diff/", {"against": "code"}).json()
+    assert unchanged["changed_fields"] == [] and unchanged["patch"] == []
+
+
+def test_a_root_lists_every_field_it_has_as_added(api: ApiClient, workspace: Workspace) -> None:
+    make_checkpoint(workspace, "t1", checkpoint_id="root", agent_id="a", step_index=0, namespace="sub")
+    diff = api.get(f"{CPS}root/diff/", {"namespace": "sub"}).json()
+    assert {change["field"]: (change["before"], change["after"]) for change in diff["changed_fields"]} == {
+        "agent_id": (None, "a"),
+        "step_index": (None, 0),
+        "namespace": (None, "sub"),
+    }
+
+
 def test_it_answers_404_for_an_unknown_against(api: ApiClient, workspace: Workspace) -> None:
     make_checkpoint(workspace, "t1", checkpoint_id="c")
     response = api.get(f"{CPS}c/diff/", {"against": "nope"})

@@ -132,9 +132,27 @@ def _assert_uses(sql: str, index: str, label: str) -> None:
         print(f"\n--- {label}\n{sql}\n{text}")
 
 
-def test_it_finds_the_head_with_the_head_index(loaded: ApiClient) -> None:
-    sql = _page_query(loaded, "/api/v1/threads/big/state/")
-    _assert_uses(sql, "checkpoint_head", "head (GET threads/big/state/)")
+@pytest.mark.parametrize(
+    ("url", "index", "label"),
+    [
+        ("/api/v1/threads/big/state/", "checkpoint_head", "head (GET threads/big/state/)"),
+        ("/api/v1/threads/big/checkpoints/", "checkpoint_thread_timeline", "timeline of every namespace"),
+        ("/api/v1/checkpoints/", "checkpoint_ws_timeline", "workspace timeline (GET checkpoints/)"),
+        (
+            "/api/v1/checkpoints/?handoff_target=agent-2",
+            "checkpoint_ws_inbox",
+            "inbox (GET checkpoints/?handoff_target=agent-2)",
+        ),
+        (
+            "/api/v1/checkpoints/?agent_id=agent-3",
+            "checkpoint_ws_agent",
+            "agent timeline (GET checkpoints/?agent_id=agent-3)",
+        ),
+    ],
+    ids=["head", "thread-timeline", "workspace-timeline", "inbox", "agent"],
+)
+def test_each_read_uses_its_index(loaded: ApiClient, url: str, index: str, label: str) -> None:
+    _assert_uses(_page_query(loaded, url), index, label)
 
 
 def test_it_pages_a_namespace_timeline_with_the_head_index(loaded: ApiClient) -> None:
@@ -143,23 +161,3 @@ def test_it_pages_a_namespace_timeline_with_the_head_index(loaded: ApiClient) ->
     next_url = loaded.get("/api/v1/threads/big/checkpoints/?namespace=").json()["next"]
     second = _page_query(loaded, next_url)
     _assert_uses(second, "checkpoint_head", "timeline page 2 (the `next` link)")
-
-
-def test_it_pages_a_whole_thread_timeline_with_the_thread_index(loaded: ApiClient) -> None:
-    sql = _page_query(loaded, "/api/v1/threads/big/checkpoints/")
-    _assert_uses(sql, "checkpoint_thread_timeline", "timeline of every namespace")
-
-
-def test_it_pages_the_workspace_timeline_with_its_index(loaded: ApiClient) -> None:
-    sql = _page_query(loaded, "/api/v1/checkpoints/")
-    _assert_uses(sql, "checkpoint_ws_timeline", "workspace timeline (GET checkpoints/)")
-
-
-def test_it_reads_an_agents_inbox_with_the_inbox_index(loaded: ApiClient) -> None:
-    sql = _page_query(loaded, "/api/v1/checkpoints/?handoff_target=agent-2")
-    _assert_uses(sql, "checkpoint_ws_inbox", "inbox (GET checkpoints/?handoff_target=agent-2)")
-
-
-def test_it_lists_an_agents_checkpoints_with_the_agent_index(loaded: ApiClient) -> None:
-    sql = _page_query(loaded, "/api/v1/checkpoints/?agent_id=agent-3")
-    _assert_uses(sql, "checkpoint_ws_agent", "agent timeline (GET checkpoints/?agent_id=agent-3)")

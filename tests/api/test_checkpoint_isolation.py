@@ -13,9 +13,9 @@ from django.urls import URLPattern, reverse
 from checkpoints.api import urls as api_urls
 from checkpoints.models import ApiKey, Checkpoint, PendingWrite, Thread
 from checkpoints.services.audit import Actor
-from checkpoints.services.checkpoints import checkpoint_handoff, pending_writes_put
+from checkpoints.services.checkpoints import checkpoint_handoff
 from tests.conftest import ApiClient
-from tests.factories import WorkspaceFactory, make_checkpoint
+from tests.factories import WorkspaceFactory, make_checkpoint, make_pending_write
 
 pytestmark = pytest.mark.django_db
 
@@ -120,15 +120,7 @@ def owner_data(api: ApiClient) -> None:
     c2 = make_checkpoint(api.workspace, "t-a", checkpoint_id="c-2", metadata={"secret": "acme"})
     c2.thread = Thread.objects.get(pk=c2.thread_id)
     checkpoint_handoff(source=c2, target_agent_id="agent-b", actor=Actor.system())
-    pending_writes_put(
-        workspace=api.workspace,
-        thread_id="t-a",
-        namespace="",
-        checkpoint_id="c-2",
-        task_id="task",
-        task_path="",
-        writes=[{"channel": "c", "value": "acme-secret"}],
-    )
+    make_pending_write(c2, "acme-secret")
 
 
 @pytest.fixture

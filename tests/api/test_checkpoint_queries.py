@@ -19,7 +19,10 @@ AUTH = (
 )
 # Insert the checkpoint and touch its thread: one statement on PostgreSQL (data-modifying CTE), two on SQLite.
 INSERT = 1 if USING_POSTGRES else 2
-ATOMIC = 2  # SAVEPOINT + RELEASE of the service's transaction (BEGIN/COMMIT outside tests)
+# Inside a test's transaction a save takes its locking path: SAVEPOINT + RELEASE, and statement 1 locks the
+# thread. Outside any transaction on PostgreSQL (production) it is the same two statements with no
+# transaction around them, pinned in tests/concurrency/test_optimistic_save.py.
+ATOMIC = 2
 
 
 @pytest.fixture

@@ -27,7 +27,8 @@ def test_it_creates_the_thread_and_answers_the_full_representation(api: ApiClien
     assert set(body) == {
         "thread_id", "namespace", "checkpoint_id", "parent_id", "agent_id", "framework", "schema_version",
         "step_index", "step_name", "run_id", "state", "context", "metadata", "handoff_target", "handoff_from",
-        "message_seq", "checksum", "size_bytes", "created_at", "expires_at", "pinned", "expired_at",
+        "written_by", "message_seq", "checksum", "size_bytes", "created_at", "expires_at", "pinned",
+        "expired_at",
     }  # fmt: skip
     assert (body["framework"], body["schema_version"], body["context"], body["metadata"]) == (
         "custom",

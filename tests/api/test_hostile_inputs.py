@@ -152,6 +152,7 @@ READ_ONLY = {
         "message_seq",
         "handoff_target",
         "handoff_from",
+        "written_by",
     ],
     "/api/v1/threads/t1/state/": ["parent_id", "size_bytes", "expired_at", "thread_id"],
     f"{CPS}c1/ttl/": ["checksum", "expires_at", "expired_at", "state", "checkpoint_id", "created_at"],

@@ -1,5 +1,5 @@
-"""The medallion endpoints (SPEC section 5): agent-written medallions, detail, PATCH with revisions, delete,
-`checkpoint` as a job (202, or the result with ?wait), and refusal of bad input with the right 4xx."""
+"""The medallion endpoints (README, "Medallions"): agent-written medallions, detail, PATCH with revisions,
+delete, `checkpoint` as a job (202, or the result with ?wait), and refusal of bad input with the right 4xx."""
 
 from __future__ import annotations
 

@@ -1,14 +1,16 @@
 """Unknown query parameters are a 400, like unknown body fields: a typo must not silently widen a filter or
-drop an option. What each operation accepts comes from the OpenAPI document (checkpoints.api.query_params)."""
+drop an option. What each operation accepts comes from the definitions the OpenAPI document is generated from
+(the view's FilterSet and its declared parameters: checkpoints.api.query_params), and is held to it here."""
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import pytest
 from django.test import Client
 
-from checkpoints.api.query_params import documented_query_parameters, openapi_path
+from checkpoints.api.query_params import openapi_path, query_parameter_table
 from checkpoints.models import Checkpoint, Thread, Workspace
 from tests.conftest import ApiClient
 from tests.factories import make_checkpoint
@@ -64,9 +66,36 @@ def test_authentication_is_checked_before_parameters(client: Client) -> None:
     assert response.json()["error"]["code"] == "not_authenticated"
 
 
+@cache
+def _documented() -> dict[tuple[str, str], frozenset[str]]:
+    """`{(openapi path, METHOD): query parameter names}` as the OpenAPI document lists them."""
+    from drf_spectacular.generators import SchemaGenerator
+
+    document = SchemaGenerator().get_schema(request=None, public=True)
+    return {
+        (path, method.upper()): frozenset(
+            p["name"] for p in operation.get("parameters", []) if p["in"] == "query"
+        )
+        for path, operations in document["paths"].items()
+        for method, operation in operations.items()
+    }
+
+
 @pytest.mark.parametrize("route", routes_of("api"), ids=str)
-def test_every_api_operation_is_found_in_the_document(route: Route) -> None:
-    """Otherwise its parameters would go unchecked: the lookup by route must never miss."""
-    documented = documented_query_parameters()
+def test_each_operation_accepts_exactly_what_the_document_lists(route: Route) -> None:
+    """A parameter accepted but undocumented (or documented but refused) fails here, for every operation."""
+    accepted = query_parameter_table()
     for method in route.methods:
-        assert (openapi_path(route.template), method.upper()) in documented, (route, method)
+        key = (openapi_path(route.template), method.upper())
+        assert key in accepted, (route, method)
+        assert accepted[key] == _documented()[key], (route, method)
+
+
+def test_a_filter_of_the_workspace_timeline_is_refused_on_a_thread_timeline(api: ApiClient) -> None:
+    """The thread is in the path: `thread_id` filters only the workspace-wide timeline."""
+    assert _unknown(api.get(f"{CPS}?thread_id=t1")) == {"thread_id": ["Unknown query parameter."]}
+    assert api.get("/api/v1/checkpoints/?thread_id=t1").json() == {
+        "results": [],
+        "next": None,
+        "previous": None,
+    }

@@ -10,10 +10,9 @@ import time_machine
 
 from checkpoints.api.serializers.threads import ThreadDetailSerializer, ThreadSerializer
 from checkpoints.models import AuditEvent, Checkpoint, Medallion, Message, PendingWrite, Thread
-from checkpoints.services.checkpoints import pending_writes_put
 from checkpoints.services.messages import messages_append
 from tests.conftest import ApiClient
-from tests.factories import make_checkpoint
+from tests.factories import make_checkpoint, make_pending_write
 
 pytestmark = pytest.mark.django_db
 
@@ -173,15 +172,7 @@ def test_it_shows_stats_on_the_detail_in_one_query(api: ApiClient, django_assert
     first = make_checkpoint(workspace, "t1", state={"a": 1})
     head = make_checkpoint(workspace, "t1", state={"a": 2})
     make_checkpoint(workspace, "t1", namespace="sub", state={"sub": True})
-    pending_writes_put(
-        workspace=workspace,
-        thread_id="t1",
-        namespace="",
-        checkpoint_id=head.checkpoint_id,
-        task_id="task",
-        task_path="",
-        writes=[{"channel": "c", "value": {"v": "é"}}],
-    )
+    make_pending_write(head, {"v": "é"})
     messages_append(workspace=workspace, thread_id="t1", messages=[{"role": "user", "content": "hi"}] * 3)
     api.get(f"{URL}t1/")
     with django_assert_num_queries(1):  # the thread with every stat as a subquery (the key is remembered)
@@ -323,15 +314,7 @@ def test_it_needs_write_scope_to_change_threads(read_api: ApiClient) -> None:
 def test_it_deletes_the_thread_and_everything_under_it_with_an_audit_event(api: ApiClient) -> None:
     workspace = api.workspace
     head = make_checkpoint(workspace, "doomed")
-    pending_writes_put(
-        workspace=workspace,
-        thread_id="doomed",
-        namespace="",
-        checkpoint_id=head.checkpoint_id,
-        task_id="t",
-        task_path="",
-        writes=[{"channel": "c", "value": 1}],
-    )
+    make_pending_write(head, task_id="t")
     messages_append(workspace=workspace, thread_id="doomed", messages=[{"role": "user", "content": "secret"}])
     thread = Thread.objects.get(thread_id="doomed")
     medallion = Medallion.objects.create(

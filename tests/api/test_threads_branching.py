@@ -10,10 +10,10 @@ import time_machine
 
 from checkpoints.models import AuditEvent, Checkpoint, Message, PendingWrite, Thread
 from checkpoints.services.audit import Actor
-from checkpoints.services.checkpoints import checkpoint_expire, pending_writes_put
+from checkpoints.services.checkpoints import checkpoint_expire
 from checkpoints.services.messages import messages_append
 from tests.conftest import ApiClient
-from tests.factories import make_checkpoint
+from tests.factories import make_checkpoint, make_pending_write
 
 pytestmark = pytest.mark.django_db
 
@@ -27,15 +27,8 @@ def say(api: ApiClient, thread_id: str, *contents: str) -> None:
 
 
 def write(api: ApiClient, thread_id: str, checkpoint: Checkpoint, channel: str, value: Any) -> None:
-    pending_writes_put(
-        workspace=api.workspace,
-        thread_id=thread_id,
-        namespace=checkpoint.namespace,
-        checkpoint_id=checkpoint.checkpoint_id,
-        task_id="task",
-        task_path="",
-        writes=[{"channel": channel, "value": value}],
-    )
+    assert checkpoint.thread.thread_id == thread_id
+    make_pending_write(checkpoint, value, channel=channel)
 
 
 def snapshot(thread_id: str) -> dict[str, Any]:

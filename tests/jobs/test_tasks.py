@@ -41,8 +41,29 @@ def test_it_schedules_every_beat_task_by_name() -> None:
     assert scheduled <= set(celery_app.tasks)
 
 
+def test_tasks_keep_the_names_queued_messages_and_the_schedule_use() -> None:
+    registered = {
+        tasks.retention_sweep_beat: "sweep_expired_checkpoints",
+        tasks.tombstones_purge_beat: "purge_tombstones",
+        tasks.threads_expire_idle_beat: "expire_idle_threads",
+        tasks.jobs_reap_abandoned_beat: "reap_abandoned_jobs",
+        tasks.retention_sweep_job: "run_sweep_job",
+        tasks.medallion_checkpoint_job: "medallion_checkpoint_job",
+        tasks.medallion_summarize_thread_job: "summarize_thread_job",
+    }
+    for task, name in registered.items():
+        assert task.name == f"checkpoints.tasks.{name}"
+        assert celery_app.tasks[task.name] == task  # the same task (`task` is a proxy to it)
+
+
 def test_it_declares_late_acks_and_bounded_retries_on_transient_errors_only() -> None:
-    for name in ("sweep_expired_checkpoints", "purge_tombstones", "expire_idle_threads", "run_sweep_job"):
+    names = (
+        "retention_sweep_beat",
+        "tombstones_purge_beat",
+        "threads_expire_idle_beat",
+        "retention_sweep_job",
+    )
+    for name in names:
         task = getattr(tasks, name)
         assert task.acks_late is True
         assert task.max_retries == tasks.MAX_RETRIES
@@ -64,15 +85,15 @@ def test_it_runs_each_beat_task_twice_with_the_same_result_as_once(
     make_checkpoint(workspace, "busy", ttl_seconds=30)
     time_machine.move_to(T0 + timedelta(hours=1), tick=False)
 
-    assert tasks.sweep_expired_checkpoints.apply().get() == {"expired": 1, "pruned": 0, "workspaces": 1}
-    assert tasks.sweep_expired_checkpoints.apply().get() == {"expired": 0, "pruned": 0, "workspaces": 0}
+    assert tasks.retention_sweep_beat.apply().get() == {"expired": 1, "pruned": 0, "workspaces": 1}
+    assert tasks.retention_sweep_beat.apply().get() == {"expired": 0, "pruned": 0, "workspaces": 0}
     # The old tombstone; not the one just swept (it expired 30 s ago, the retention is 60 s).
-    assert tasks.purge_tombstones.apply().get() == 1
-    assert tasks.purge_tombstones.apply().get() == 0
-    assert tasks.expire_idle_threads.apply().get() == 1
-    assert tasks.expire_idle_threads.apply().get() == 0
+    assert tasks.tombstones_purge_beat.apply().get() == 1
+    assert tasks.tombstones_purge_beat.apply().get() == 0
+    assert tasks.threads_expire_idle_beat.apply().get() == 1
+    assert tasks.threads_expire_idle_beat.apply().get() == 0
     assert set(Thread.objects.values_list("thread_id", flat=True)) == {"busy"}
-    assert tasks.reap_abandoned_jobs.apply().get() == {"running": 0, "queued": 0}
+    assert tasks.jobs_reap_abandoned_beat.apply().get() == {"running": 0, "queued": 0}
 
 
 def test_it_runs_a_sweep_job_once_when_the_task_is_delivered_twice(
@@ -82,8 +103,8 @@ def test_it_runs_a_sweep_job_once_when_the_task_is_delivered_twice(
     make_checkpoint(workspace, "t1", ttl_seconds=1)
     time_machine.move_to(T0 + timedelta(seconds=2), tick=False)
     job = Job.objects.create(workspace=workspace, kind=Job.Kind.SWEEP, params={})
-    tasks.run_sweep_job.apply(args=(job.pk,))
-    tasks.run_sweep_job.apply(args=(job.pk,))
+    tasks.retention_sweep_job.apply(args=(job.pk,))
+    tasks.retention_sweep_job.apply(args=(job.pk,))
     done = Job.objects.get(pk=job.pk)
     assert (done.status, done.attempts) == (Job.Status.SUCCEEDED, 1)
     assert done.result == {"expired": 1, "pruned": 0, "workspaces": 1}
@@ -91,7 +112,7 @@ def test_it_runs_a_sweep_job_once_when_the_task_is_delivered_twice(
 
 
 def test_it_treats_a_missing_job_as_a_no_op() -> None:
-    assert tasks.run_sweep_job.apply(args=(424242,)).successful()
+    assert tasks.retention_sweep_job.apply(args=(424242,)).successful()
 
 
 def test_it_retries_a_transient_error_and_then_succeeds(workspace: Workspace) -> None:
@@ -117,7 +138,7 @@ def test_it_fails_the_job_of_a_task_killed_by_the_hard_time_limit(workspace: Wor
     job = Job.objects.create(workspace=workspace, kind=Job.Kind.SUMMARIZE, params={})
     job_claim(job.pk)
     # What the worker's main process calls when it kills a task at the hard limit (celery.worker.request).
-    tasks.run_sweep_job.on_failure(TimeLimitExceeded(600), "task-id", (job.pk,), {}, None)
+    tasks.retention_sweep_job.on_failure(TimeLimitExceeded(600), "task-id", (job.pk,), {}, None)
     failed = Job.objects.get(pk=job.pk)
     assert failed.status == Job.Status.FAILED
     assert failed.error == "The task failed: killed at the hard time limit (600 s)"
@@ -129,5 +150,5 @@ def test_it_keeps_checkpoints_the_sweep_must_not_touch(
     time_machine.move_to(T0, tick=False)
     kept = make_checkpoint(workspace, "t1", ttl_seconds=10)
     time_machine.move_to(T0 + timedelta(seconds=9), tick=False)
-    tasks.sweep_expired_checkpoints.apply()
+    tasks.retention_sweep_beat.apply()
     assert Checkpoint.objects.get(pk=kept.pk).expired_at is None

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from checkpoints.llm import extract, text
+from checkpoints.llm import findings, text
 from checkpoints.llm.extractive import MODEL_NAME, ExtractiveProvider
 from checkpoints.llm.similar import SimilarSets, rarest_first
 from checkpoints.llm.text import evidence_sentences, jaccard
@@ -43,8 +43,8 @@ def test_its_regex_and_pairwise_work_grows_linearly_with_the_evidence(
     # The expensive steps: deciding whether a sentence states a decision (a handful of regexes), and
     # comparing two sets of words. Pairwise code runs them for every (question, later sentence) and every
     # (decision, kept decision): 10x the evidence then means ~100x the calls.
-    decisions = counting(monkeypatch, extract, "decision_from")
-    comparisons = [counting(monkeypatch, extract, "jaccard"), counting(monkeypatch, text, "jaccard")]
+    decisions = counting(monkeypatch, findings, "decision_from")
+    comparisons = [counting(monkeypatch, findings, "jaccard"), counting(monkeypatch, text, "jaccard")]
     provider = ExtractiveProvider()
     now = datetime(2026, 1, 1, tzinfo=UTC)
     existing = Medallion.build(

@@ -11,9 +11,8 @@ from django.test.utils import CaptureQueriesContext
 
 from checkpoints.models import AuditEvent, Checkpoint, PendingWrite, Thread, Workspace
 from checkpoints.services.audit import Actor
-from checkpoints.services.checkpoints import pending_writes_put
 from checkpoints.services.retention import retention_sweep
-from tests.factories import WorkspaceFactory, make_checkpoint
+from tests.factories import WorkspaceFactory, make_checkpoint, make_pending_write
 
 pytestmark = pytest.mark.django_db
 
@@ -88,15 +87,7 @@ def test_it_deletes_the_pending_writes_of_tombstoned_checkpoints_only(
     doomed = make_checkpoint(workspace, "t1", ttl_seconds=10)
     kept = make_checkpoint(workspace, "t1")
     for target in (doomed, kept):
-        pending_writes_put(
-            workspace=workspace,
-            thread_id="t1",
-            namespace="",
-            checkpoint_id=target.checkpoint_id,
-            task_id="task-1",
-            task_path="",
-            writes=[{"channel": "messages", "value": {"n": 1}}],
-        )
+        make_pending_write(target, {"n": 1}, channel="messages", task_id="task-1")
     time_machine.move_to(T0 + timedelta(seconds=10), tick=False)
     retention_sweep()
     assert list(PendingWrite.objects.values_list("checkpoint_id", flat=True)) == [kept.checkpoint_id]

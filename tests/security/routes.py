@@ -14,6 +14,7 @@ PUBLIC = {
     "api:schema": "the OpenAPI document",
     "api:docs": "the interactive docs page",
     "healthz": "service health, no data",
+    "favicon": "the dashboard's icon, a static file",
     "root": "a redirect to the dashboard",
     "dashboard:home": "lists only the workspaces the user is a member of (tested in tests/dashboard)",
     "dashboard:login": "the login form",

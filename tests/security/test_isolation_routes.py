@@ -36,12 +36,11 @@ from checkpoints.models import (
     Thread,
     Workspace,
 )
-from checkpoints.services.checkpoints import pending_writes_put
 from checkpoints.services.messages import messages_append
 from checkpoints.services.workspaces import api_key_create
 from tests.conftest import ApiClient
 from tests.dashboard.world import World, build_world, make_user
-from tests.factories import make_checkpoint
+from tests.factories import make_checkpoint, make_pending_write
 from tests.security.routes import PUBLIC, Route, all_routes, routes_of
 
 pytestmark = pytest.mark.django_db
@@ -80,15 +79,7 @@ def tenants(
         thread_id=thread_id,
         messages=[{"message_id": "m-secret", "role": "user", "content": MARKER}],
     )
-    pending_writes_put(
-        workspace=workspace,
-        thread_id=thread_id,
-        namespace="",
-        checkpoint_id=secret.checkpoint_id,
-        task_id="task",
-        task_path="",
-        writes=[{"channel": "c", "value": MARKER}],
-    )
+    make_pending_write(secret, MARKER)
     key, _ = api_key_create(workspace=workspace, name="victim")
     job = Job.objects.filter(workspace=workspace).first()
     assert job is not None

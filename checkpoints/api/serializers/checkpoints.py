@@ -1,4 +1,4 @@
-"""Checkpoint request and response shapes (SPEC section 5)."""
+"""Checkpoint request and response shapes."""
 
 from __future__ import annotations
 
@@ -49,6 +49,7 @@ def _optional_name(**kwargs: Any) -> StrictCharField:
 # Every key of the checkpoint representation (see checkpoint_representation): the immutable record plus what
 # the server derives or may change later.
 CHECKPOINT_FIELDS = frozenset(CHECKSUM_FIELDS) | {
+    "written_by",
     "message_seq",
     "checksum",
     "size_bytes",
@@ -168,6 +169,7 @@ def checkpoint_representation(
         {
             "handoff_target": checkpoint.handoff_target,
             "handoff_from": checkpoint.handoff_from,
+            "written_by": checkpoint.written_by,
             "message_seq": checkpoint.message_seq,
             "checksum": checkpoint.checksum,
             "size_bytes": checkpoint.size_bytes,
@@ -201,6 +203,13 @@ class CheckpointSerializer(serializers.Serializer):
     metadata = serializers.JSONField(allow_null=True, required=False)
     handoff_target = serializers.CharField(allow_null=True)
     handoff_from = serializers.CharField(allow_null=True)
+    written_by = serializers.CharField(
+        allow_blank=True,
+        help_text=(
+            'Who wrote it: "key:<prefix>" (an API key) or "user:<username>" (the dashboard); "" if not '
+            "recorded. Outside the checksum."
+        ),
+    )
     message_seq = serializers.IntegerField()
     checksum = serializers.CharField()
     size_bytes = serializers.IntegerField()
@@ -216,10 +225,23 @@ class CheckpointPageSerializer(serializers.Serializer):
     previous = serializers.URLField(allow_null=True)
 
 
+class FieldChangeSerializer(serializers.Serializer):
+    field = serializers.CharField()
+    before = serializers.JSONField(allow_null=True, help_text="null: absent (or no checkpoint to diff from).")
+    after = serializers.JSONField(allow_null=True)
+
+
 class DiffSerializer(serializers.Serializer):
     checkpoint_id = serializers.CharField()
     against = serializers.CharField(allow_null=True, help_text="The checkpoint diffed from (null: none).")
     against_thread_id = serializers.CharField(allow_null=True)
+    changed_fields = FieldChangeSerializer(
+        many=True,
+        help_text=(
+            "The record's fields that differ (agent_id, step_index, step_name, parent_id, "
+            "namespace, run_id, handoff_from), before and after; the documents' changes are in `patch`."
+        ),
+    )
     patch = serializers.ListField(
         child=serializers.DictField(), help_text="RFC 6902 operations turning `against` into this checkpoint."
     )

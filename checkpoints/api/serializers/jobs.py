@@ -1,13 +1,12 @@
-"""Job response shapes (SPEC section 5: `GET jobs/`, `GET jobs/{id}/`, and every endpoint answering 202)."""
+"""Job response shapes: `GET jobs/`, `GET jobs/{id}/`, and every endpoint answering 202 (README, "Jobs")."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from rest_framework import serializers
 
-from checkpoints.integrity import format_timestamp
+from checkpoints.api.output import OutputSerializer
 from checkpoints.models import Job
 from checkpoints.services.jobs import job_actor
 
@@ -15,30 +14,8 @@ from checkpoints.services.jobs import job_actor
 _INTERNAL_PARAMS = {"requested_by"}
 
 
-def _timestamp(value: datetime | None) -> str | None:
-    return format_timestamp(value) if value is not None else None
-
-
-def job_representation(job: Job) -> dict[str, Any]:
+class JobSerializer(OutputSerializer):
     """The API shape of a job."""
-    params = job.params if isinstance(job.params, dict) else {}
-    return {
-        "job_id": str(job.job_id),
-        "kind": job.kind,
-        "status": job.status,
-        "params": {key: value for key, value in params.items() if key not in _INTERNAL_PARAMS},
-        "requested_by": job_actor(job).label,
-        "result": job.result,
-        "error": job.error or None,
-        "attempts": job.attempts,
-        "created_at": _timestamp(job.created_at),
-        "started_at": _timestamp(job.started_at),
-        "finished_at": _timestamp(job.finished_at),
-    }
-
-
-class JobSerializer(serializers.Serializer):
-    """The job representation, declared for the OpenAPI schema (views render with `job_representation`)."""
 
     job_id = serializers.UUIDField()
     kind = serializers.ChoiceField(choices=Job.Kind.choices)
@@ -53,6 +30,15 @@ class JobSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
+
+    @staticmethod
+    def value_params(job: Job, context: dict[str, Any]) -> dict[str, Any]:
+        params = job.params if isinstance(job.params, dict) else {}
+        return {key: value for key, value in params.items() if key not in _INTERNAL_PARAMS}
+
+    @staticmethod
+    def value_requested_by(job: Job, context: dict[str, Any]) -> str:
+        return job_actor(job).label
 
 
 class JobPageSerializer(serializers.Serializer):

@@ -1,4 +1,4 @@
-"""Message request and response shapes (SPEC section 5, the message rows)."""
+"""Message request and response shapes (README, "Threads and messages")."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import Any
 from rest_framework import serializers
 
 from checkpoints.api.fields import ClientIdField, StrictCharField, StrictSerializer
+from checkpoints.api.output import OutputSerializer
 from checkpoints.api.serializers.checkpoints import StrictChoiceField
 from checkpoints.api.serializers.threads import JSONDocumentField, JSONObjectListField
-from checkpoints.integrity import format_timestamp
 from checkpoints.models import Message
 from checkpoints.services.messages import MAX_BATCH, MAX_CONTENT_CHARS
 
@@ -47,26 +47,10 @@ class MessagesAppendSerializer(StrictSerializer):
     messages = MessageInSerializer(many=True, allow_empty=False, max_length=MAX_BATCH)  # type: ignore[call-arg]
 
 
-def message_representation(message: Message, thread_id: str) -> dict[str, Any]:
-    """The API shape of a message (absent optional strings are null)."""
-    return {
-        "thread_id": thread_id,
-        "message_id": message.message_id,
-        "seq": message.seq,
-        "role": message.role,
-        "content": message.content,
-        "content_blocks": message.content_blocks,
-        "tool_calls": message.tool_calls,
-        "tool_call_id": message.tool_call_id or None,
-        "name": message.name or None,
-        "usage": message.usage,
-        "metadata": message.metadata,
-        "created_at": format_timestamp(message.created_at),
-    }
+class MessageSerializer(OutputSerializer):
+    """The API shape of a message (absent optional strings are null). The thread's public id comes from the
+    context (`thread_id`) or, across threads, from `MessageQuerySet.with_thread_id`."""
 
-
-# Declared for the OpenAPI schema; views render with message_representation (tests check they agree).
-class MessageSerializer(serializers.Serializer):
     thread_id = serializers.CharField()
     message_id = serializers.CharField()
     seq = serializers.IntegerField()
@@ -79,6 +63,11 @@ class MessageSerializer(serializers.Serializer):
     usage = serializers.DictField(allow_null=True)
     metadata = serializers.DictField()
     created_at = serializers.DateTimeField()
+
+    @staticmethod
+    def value_thread_id(message: Message, context: dict[str, Any]) -> str:
+        thread_id = context.get("thread_id")
+        return thread_id if thread_id is not None else message.thread_public_id  # type: ignore[attr-defined]
 
 
 class MessageListSerializer(serializers.Serializer):

@@ -1,4 +1,5 @@
-"""Retention policy and preview shapes (SPEC section 5: `GET/PUT retention/`, `POST retention/preview/`)."""
+"""Retention policy and preview shapes: `GET/PUT retention/`, `POST retention/preview/` (README, "Retention
+rules")."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
-"""Thread request and response shapes (SPEC section 5, the thread rows)."""
+"""Thread request and response shapes (README, "Threads and messages")."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
@@ -19,8 +18,8 @@ from checkpoints.api.fields import (
     StringListField,
     TtlSecondsField,
 )
+from checkpoints.api.output import OutputSerializer
 from checkpoints.api.serializers.checkpoints import StrictChoiceField
-from checkpoints.integrity import format_timestamp
 from checkpoints.models import Thread
 from checkpoints.services.threads import PRUNE_STRATEGIES
 
@@ -139,56 +138,30 @@ class ThreadPruneSerializer(StrictSerializer):
     strategy = StrictChoiceField(choices=PRUNE_STRATEGIES)
 
 
-def _timestamp(value: datetime | None) -> str | None:
-    return format_timestamp(value) if value is not None else None
-
-
-STATS_FIELDS = ("message_count", "checkpoint_count", "storage_bytes", "head")
-
-
-def thread_representation(thread: Thread) -> dict[str, Any]:
-    """The API shape of a thread. Needs `forked_from_thread_id` (ThreadQuerySet.with_fork_source) when the
-    thread is a fork; with `with_stats`, the detail fields are added."""
-    forked_from = None
-    if thread.forked_from_checkpoint_id:
-        forked_from = {
-            # None once the source thread was deleted: the fork outlives it.
-            "thread_id": getattr(thread, "forked_from_thread_id", None),
-            "checkpoint_id": thread.forked_from_checkpoint_id,
-            "namespace": thread.forked_from_namespace,
-        }
-    data: dict[str, Any] = {
-        "thread_id": thread.thread_id,
-        "user_id": thread.user_id,
-        "name": thread.name,
-        "tags": thread.tags,
-        "metadata": thread.metadata,
-        "scope": thread.scope,
-        "ttl_seconds": thread.ttl_seconds,
-        "expires_at": _timestamp(thread.expires_at),
-        "pinned": thread.pinned,
-        "forked_from": forked_from,
-        "created_at": _timestamp(thread.created_at),
-        "updated_at": _timestamp(thread.updated_at),
-    }
-    if hasattr(thread, "message_count"):
-        data.update({name: getattr(thread, name) for name in STATS_FIELDS})
-    return data
-
-
-# Declared for the OpenAPI schema; views render with thread_representation (tests check they agree).
 class ScopeOutSerializer(serializers.Serializer):
+    """The stored scope, rendered as stored (documented here)."""
+
     graph_nodes = serializers.ListField(child=serializers.CharField())
     tags = serializers.ListField(child=serializers.CharField())
 
 
-class ForkedFromSerializer(serializers.Serializer):
+class ForkedFromSerializer(OutputSerializer):
+    """Where a fork came from; rendered from the fork itself (`ThreadQuerySet.with_fork_source`)."""
+
     thread_id = serializers.CharField(allow_null=True, help_text="Null once the source thread is deleted.")
-    checkpoint_id = serializers.CharField()
-    namespace = serializers.CharField()
+    checkpoint_id = serializers.CharField(source="forked_from_checkpoint_id")
+    namespace = serializers.CharField(source="forked_from_namespace")
+
+    @staticmethod
+    def value_thread_id(thread: Thread, context: dict[str, Any]) -> str | None:
+        # None once the source thread was deleted: the fork outlives it.
+        return getattr(thread, "forked_from_thread_id", None)
 
 
-class ThreadSerializer(serializers.Serializer):
+class ThreadSerializer(OutputSerializer):
+    """The API shape of a thread in a list. Needs `forked_from_thread_id` (ThreadQuerySet.with_fork_source)
+    when the thread is a fork."""
+
     thread_id = serializers.CharField()
     user_id = serializers.CharField()
     name = serializers.CharField()
@@ -202,8 +175,14 @@ class ThreadSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
 
+    @staticmethod
+    def value_forked_from(thread: Thread, context: dict[str, Any]) -> dict[str, Any] | None:
+        return ForkedFromSerializer.render(thread, context) if thread.forked_from_checkpoint_id else None
+
 
 class ThreadDetailSerializer(ThreadSerializer):
+    """A thread with the counts of `ThreadQuerySet.with_stats`."""
+
     message_count = serializers.IntegerField()
     checkpoint_count = serializers.IntegerField(help_text="Readable checkpoints, every namespace.")
     storage_bytes = serializers.IntegerField(help_text="The `totals.bytes` of `storage/`.")

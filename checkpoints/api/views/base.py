@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import django_filters
+from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from checkpoints.api.filters import FilterBackend
 from checkpoints.api.query_params import refuse_unknown_query_parameters
+from checkpoints.api.schema import FilteredAutoSchema
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import ApiKey, Workspace
 from checkpoints.services.audit import Actor
@@ -27,9 +31,20 @@ _FALSE = {"false", "0", "no"}
 class WorkspaceAPIView(APIView):
     """Base view. Every queryset a request reaches starts from `self.workspace` (the key's workspace)."""
 
+    # A list view names its FilterSet in `filterset_class` and applies it with `filter_queryset`: the one
+    # definition of its filters, documented from there and accepted by the unknown-parameter check.
+    schema = FilteredAutoSchema()
+    filter_backends: list[type[FilterBackend]] = [FilterBackend]
+    filterset_class: type[django_filters.FilterSet] | None = None
+
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)  # authentication, scope, throttle: a 401 comes first
-        refuse_unknown_query_parameters(request)
+        refuse_unknown_query_parameters(request, self)
+
+    def filter_queryset(self, queryset: QuerySet[Any]) -> Any:
+        for backend in self.filter_backends:
+            queryset = backend().filter_queryset(self.request, queryset, self)
+        return queryset
 
     @property
     def api_key(self) -> ApiKey:

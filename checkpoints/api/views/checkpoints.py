@@ -4,18 +4,15 @@ the workspace-wide timeline and restore by id alone."""
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlencode
 
-from django.urls import reverse
 from django.utils import timezone
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from checkpoints.api.filters import CheckpointFilterSet, filter_queryset
-from checkpoints.api.pagination import KeysetPage, parse_limit
+from checkpoints.api.filters import CheckpointFilterSet, ThreadCheckpointFilterSet
+from checkpoints.api.pagination import LIMIT_PARAM, PAGE_PARAMS, KeysetPage, parse_limit
 from checkpoints.api.serializers.checkpoints import (
     CheckpointCreateSerializer,
     CheckpointHandoffSerializer,
@@ -31,8 +28,10 @@ from checkpoints.api.serializers.checkpoints import (
 from checkpoints.api.views.base import USER_PARAM, WorkspaceAPIView
 from checkpoints.exceptions import Gone, ValidationFailed
 from checkpoints.models import Checkpoint
+from checkpoints.routes import checkpoint_url
 from checkpoints.services.checkpoint_reads import (
     checkpoint_diff,
+    checkpoint_field_changes,
     checkpoint_get,
     checkpoint_get_by_id,
     checkpoint_lineage,
@@ -62,31 +61,12 @@ SAVE_NAMESPACE_PARAM = OpenApiParameter(
 INCLUDE_STATE_PARAM = OpenApiParameter(
     "include_state", bool, description="Include state, context and metadata."
 )
-LIST_PARAMS = [
-    OpenApiParameter("limit", int, description="Page size, 1-500 (default 50)."),
-    OpenApiParameter("cursor", str, description="Opaque cursor from `next` or `previous`."),
-]
-FILTER_PARAMS = [
-    OpenApiParameter("agent_id", str),
-    OpenApiParameter("step_name", str),
-    OpenApiParameter("run_id", str),
-    OpenApiParameter("framework", str, enum=[c for c, _ in Checkpoint.Framework.choices]),
-    OpenApiParameter("handoff_target", str),
-    OpenApiParameter("created_after", OpenApiTypes.DATETIME),
-    OpenApiParameter("created_before", OpenApiTypes.DATETIME),
-    OpenApiParameter("metadata", str, description="JSON object the metadata must contain."),
-    OpenApiParameter("before", str, description="Only checkpoints created before this checkpoint_id."),
-    OpenApiParameter(
-        "include_tombstones", bool, description="Also list expired checkpoints (payloads null)."
-    ),
-]
-
-
-def checkpoint_url(checkpoint: Checkpoint, view: str = "api:checkpoint-detail", **params: Any) -> str:
-    path = reverse(
-        view, kwargs={"thread_id": checkpoint.thread.thread_id, "checkpoint_id": checkpoint.checkpoint_id}
-    )
-    return f"{path}?{urlencode({'namespace': checkpoint.namespace, **params})}"
+BEFORE_PARAM = OpenApiParameter(
+    "before", str, description="Only checkpoints created before this checkpoint_id."
+)
+TOMBSTONES_PARAM = OpenApiParameter(
+    "include_tombstones", bool, description="Also list expired checkpoints (payloads null)."
+)
 
 
 def checkpoint_gone(checkpoint: Checkpoint) -> Gone:
@@ -125,8 +105,9 @@ def saved_response(result: SaveResult, *, include_state: bool) -> Response:
     return Response(body, status=code, headers={"Location": checkpoint_url(result.checkpoint)})
 
 
-def save_arguments(data: dict[str, Any], query_namespace: str | None) -> dict[str, Any]:
-    """Map validated input to checkpoint_save keywords (absent optional fields stay absent).
+def save_arguments(data: dict[str, Any], query_namespace: str | None, *, written_by: str) -> dict[str, Any]:
+    """Map validated input to checkpoint_save keywords (absent optional fields stay absent), with who writes
+    it (the request's `Actor.writer`).
 
     The namespace may come from the body or from `?namespace=` (default: the root namespace ""); both
     given and different is a 400 rather than a guess.
@@ -141,14 +122,24 @@ def save_arguments(data: dict[str, Any], query_namespace: str | None) -> dict[st
         message = "The body and ?namespace= name different namespaces."
         raise ValidationFailed(message, {"fields": {"namespace": [message]}})
     arguments["namespace"] = body_namespace if body_namespace is not None else query_namespace or ""
+    arguments["written_by"] = written_by
     return arguments
 
 
 class ThreadCheckpointsView(WorkspaceAPIView):
+    filterset_class = ThreadCheckpointFilterSet
+
     @extend_schema(
         operation_id="threads_checkpoints_list",
         summary="Timeline of a thread, newest first",
-        parameters=[USER_PARAM, NAMESPACE_PARAM, INCLUDE_STATE_PARAM, *FILTER_PARAMS, *LIST_PARAMS],
+        parameters=[
+            USER_PARAM,
+            NAMESPACE_PARAM,
+            INCLUDE_STATE_PARAM,
+            BEFORE_PARAM,
+            TOMBSTONES_PARAM,
+            *PAGE_PARAMS,
+        ],
         responses=CheckpointPageSerializer,
     )
     def get(self, request: Request, thread_id: str) -> Response:
@@ -161,8 +152,7 @@ class ThreadCheckpointsView(WorkspaceAPIView):
             include_state=include_state,
             before=request.query_params.get("before") or None,
         )
-        queryset = filter_queryset(CheckpointFilterSet, request.query_params, queryset)
-        page = KeysetPage(request, queryset, ["-id"])
+        page = KeysetPage(request, self.filter_queryset(queryset), ["-id"])
         for checkpoint in page.results:
             checkpoint.thread = thread  # one thread for the whole page: no join, no query per row
         return Response(page.envelope(page_representation(page.results, include_state=include_state)))
@@ -181,7 +171,7 @@ class ThreadCheckpointsView(WorkspaceAPIView):
             workspace=self.workspace,
             thread_id=thread_id,
             user_id=self.query_user_id(),
-            **save_arguments(data, self.query_namespace()),
+            **save_arguments(data, self.query_namespace(), written_by=self.actor.writer),
         )
         return saved_response(result, include_state=include_state)
 
@@ -302,6 +292,7 @@ class CheckpointDiffView(CheckpointResourceView):
             "checkpoint_id": checkpoint.checkpoint_id,
             "against": against_id,
             "against_thread_id": against.thread.thread_id if against else None,
+            "changed_fields": checkpoint_field_changes(checkpoint=checkpoint, against=against),
             "patch": patch,
         }
         return Response(body)
@@ -310,7 +301,7 @@ class CheckpointDiffView(CheckpointResourceView):
 class CheckpointLineageView(CheckpointResourceView):
     @extend_schema(
         summary="Ancestors up to the root, nearest first (tombstones included, with expired_at set)",
-        parameters=[USER_PARAM, NAMESPACE_PARAM, LIST_PARAMS[0]],
+        parameters=[USER_PARAM, NAMESPACE_PARAM, LIMIT_PARAM],
         responses={200: CheckpointPageSerializer},
     )
     def get(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
@@ -322,7 +313,7 @@ class CheckpointLineageView(CheckpointResourceView):
             # The next page of ancestors is the lineage of the last ancestor shown.
             limit = {"limit": request.query_params["limit"]} if "limit" in request.query_params else {}
             next_url = request.build_absolute_uri(
-                checkpoint_url(ancestors[-1], "api:checkpoint-lineage", **limit)
+                checkpoint_url(ancestors[-1], "api:checkpoint-lineage", limit)
             )
         results = [checkpoint_representation(a, include_state=False, now=now) for a in ancestors]
         return Response({"results": results, "next": next_url, "previous": None})
@@ -374,17 +365,12 @@ class CheckpointWritesView(WorkspaceAPIView):
 
 
 class WorkspaceCheckpointsView(WorkspaceAPIView):
+    filterset_class = CheckpointFilterSet
+
     @extend_schema(
         operation_id="checkpoints_list",
         summary="Workspace-wide timeline (filter by agent, thread, handoff inbox, framework, dates)",
-        parameters=[
-            OpenApiParameter("thread_id", str),
-            OpenApiParameter("namespace", str),
-            INCLUDE_STATE_PARAM,
-            *FILTER_PARAMS[:-2],
-            FILTER_PARAMS[-1],
-            *LIST_PARAMS,
-        ],
+        parameters=[OpenApiParameter("namespace", str), INCLUDE_STATE_PARAM, TOMBSTONES_PARAM, *PAGE_PARAMS],
         responses=CheckpointPageSerializer,
     )
     def get(self, request: Request) -> Response:
@@ -395,8 +381,7 @@ class WorkspaceCheckpointsView(WorkspaceAPIView):
             include_tombstones=self.query_bool("include_tombstones"),
             include_state=include_state,
         )
-        queryset = filter_queryset(CheckpointFilterSet, request.query_params, queryset)
-        page = KeysetPage(request, queryset, ["-id"])
+        page = KeysetPage(request, self.filter_queryset(queryset), ["-id"])
         return Response(page.envelope(page_representation(page.results, include_state=include_state)))
 
 

@@ -27,9 +27,13 @@ def _database() -> str:
 
 
 def _cache() -> str:
-    probe = secrets.token_hex(4)
-    cache.set("healthz", probe, 10)
-    return "ok" if cache.get("healthz") == probe else "unavailable"
+    # A key of its own per probe: with one shared key, concurrent probes overwrite each other's value between
+    # the write and the read-back and report a healthy Redis as unavailable.
+    key, probe = f"healthz:{secrets.token_hex(8)}", secrets.token_hex(4)
+    cache.set(key, probe, 10)
+    answered = cache.get(key) == probe
+    cache.delete(key)
+    return "ok" if answered else "unavailable"
 
 
 def _broker() -> str:

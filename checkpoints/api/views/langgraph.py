@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from checkpoints.api.filters import CheckpointFilterSet, filter_queryset
-from checkpoints.api.pagination import KeysetPage
+from checkpoints.api.pagination import PAGE_PARAMS, KeysetPage
 from checkpoints.api.serializers.checkpoints import CheckpointSerializer, pending_write_representation
 from checkpoints.api.serializers.langgraph import (
     LangGraphCheckpointSaveSerializer,
@@ -20,7 +20,6 @@ from checkpoints.api.serializers.langgraph import (
 from checkpoints.api.views.base import WorkspaceAPIView
 from checkpoints.api.views.checkpoints import (
     INCLUDE_STATE_PARAM,
-    LIST_PARAMS,
     page_representation,
     save_arguments,
     saved_response,
@@ -46,7 +45,7 @@ class LangGraphCheckpointsView(WorkspaceAPIView):
     @extend_schema(
         operation_id="langgraph_checkpoints_list",
         summary="LangGraph checkpoints with their pending writes, newest checkpoint id first",
-        parameters=[*TUPLE_PARAMS, *LIST_PARAMS],
+        parameters=[*TUPLE_PARAMS, *PAGE_PARAMS],
         responses=LangGraphTuplePageSerializer,
     )
     def get(self, request: Request) -> Response:
@@ -84,7 +83,7 @@ class LangGraphCheckpointSaveView(WorkspaceAPIView):
         result = langgraph_checkpoint_save(
             workspace=self.workspace,
             thread_id=thread_id,
-            arguments=save_arguments(data, self.query_namespace()),
+            arguments=save_arguments(data, self.query_namespace(), written_by=self.actor.writer),
             inherit=inherit,
         )
         return saved_response(result, include_state=include_state)

@@ -16,9 +16,9 @@ from rest_framework.response import Response
 
 from checkpoints import medallion_schema as schema
 from checkpoints.api.fields import ClientIdField, JSONObjectField, StrictSerializer
-from checkpoints.api.pagination import KeysetPage
+from checkpoints.api.pagination import PAGE_PARAMS, KeysetPage
 from checkpoints.api.serializers import medallions as shapes
-from checkpoints.api.serializers.jobs import JobSerializer, job_representation
+from checkpoints.api.serializers.jobs import JobSerializer
 from checkpoints.api.views.base import WorkspaceAPIView
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import Job, Medallion
@@ -40,10 +40,6 @@ from checkpoints.services.medallions import (
 )
 
 MAX_WAIT_SECONDS = 30
-LIST_PARAMS = [
-    OpenApiParameter("limit", int, description="Page size, 1-500 (default 50)."),
-    OpenApiParameter("cursor", str, description="Opaque cursor from `next` or `previous`."),
-]
 _FINISHED = (Job.Status.SUCCEEDED, Job.Status.FAILED)
 
 
@@ -54,7 +50,9 @@ def medallion_url(medallion: Medallion) -> str:
 def job_response(job: Job) -> Response:
     """202 with the job; Location is where to poll."""
     location = reverse("api:job-detail", kwargs={"job_id": job.job_id})
-    return Response(job_representation(job), status=status.HTTP_202_ACCEPTED, headers={"Location": location})
+    return Response(
+        JobSerializer.render(job), status=status.HTTP_202_ACCEPTED, headers={"Location": location}
+    )
 
 
 def _query_list(request: Request, name: str) -> list[str]:
@@ -129,7 +127,7 @@ class MedallionListView(WorkspaceAPIView):
                 enum=[*schema.STATUSES, "any"],
                 description="Default active; repeatable or comma-separated.",
             ),
-            *LIST_PARAMS,
+            *PAGE_PARAMS,
         ],
         responses={200: OpenApiResponse(shapes.page_schema(shapes.MEDALLION_SCHEMA))},
     )
@@ -254,7 +252,7 @@ class MedallionRevisionsView(WorkspaceAPIView):
     @extend_schema(
         operation_id="medallions_revisions_list",
         summary="Every version of a medallion, newest first, with the evidence that produced it",
-        parameters=LIST_PARAMS,
+        parameters=PAGE_PARAMS,
         responses={200: OpenApiResponse(shapes.page_schema(shapes.REVISION_SCHEMA))},
     )
     def get(self, request: Request, medallion_id: str) -> Response:

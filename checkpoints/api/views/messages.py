@@ -7,49 +7,35 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from checkpoints.api.filters import MessageFilterSet, WorkspaceMessageFilterSet, filter_queryset
-from checkpoints.api.pagination import KeysetPage
+from checkpoints.api.filters import MessageFilterSet, WorkspaceMessageFilterSet
+from checkpoints.api.pagination import PAGE_PARAMS, KeysetPage
 from checkpoints.api.serializers.messages import (
     MessageListSerializer,
     MessagePageSerializer,
     MessagesAppendSerializer,
     MessageSerializer,
-    message_representation,
 )
-from checkpoints.api.views.threads import LIST_PARAMS, USER_PARAM, ThreadScopedView
+from checkpoints.api.views.threads import USER_PARAM, ThreadScopedView
 from checkpoints.exceptions import NotFound
 from checkpoints.models import Message
 from checkpoints.services.messages import message_delete, messages_append
 
-SEARCH_PARAM = OpenApiParameter(
-    "search",
-    str,
-    description='Terms separated by spaces ("quoted phrase" = one term); a message matches when its text '
-    "contains every term, ignoring case, in any script. JSON keys and roles are not text.",
-)
-ROLE_PARAM = OpenApiParameter("role", str, enum=Message.Role.values)
-
 
 class ThreadMessagesView(ThreadScopedView):
+    filterset_class = MessageFilterSet
+
     @extend_schema(
         operation_id="threads_messages_list",
         summary="A thread's messages in seq order",
-        parameters=[
-            USER_PARAM,
-            ROLE_PARAM,
-            SEARCH_PARAM,
-            OpenApiParameter("after_seq", int, description="Only seq > after_seq."),
-            OpenApiParameter("before_seq", int, description="Only seq < before_seq."),
-            *LIST_PARAMS,
-        ],
+        parameters=[USER_PARAM, *PAGE_PARAMS],
         responses=MessagePageSerializer,
     )
     def get(self, request: Request, thread_id: str) -> Response:
         thread = self.thread(thread_id)
-        queryset = Message.objects.filter(thread=thread).for_display()
-        queryset = filter_queryset(MessageFilterSet, request.query_params, queryset)
+        queryset = self.filter_queryset(Message.objects.filter(thread=thread).for_display())
         page = KeysetPage(request, queryset, ["seq"])  # seq is unique per thread
-        return Response(page.envelope([message_representation(m, thread.thread_id) for m in page.results]))
+        context = {"thread_id": thread.thread_id}
+        return Response(page.envelope(MessageSerializer.render_many(page.results, context)))
 
     @extend_schema(
         summary="Append 1-1000 messages in order (creates the thread if missing)",
@@ -67,7 +53,7 @@ class ThreadMessagesView(ThreadScopedView):
             messages=data["messages"],
             user_id=self.query_user_id(),
         )
-        body = {"results": [message_representation(m, thread_id) for m in messages]}
+        body = {"results": MessageSerializer.render_many(messages, {"thread_id": thread_id})}
         return Response(body, status=status.HTTP_201_CREATED)
 
 
@@ -81,7 +67,8 @@ class MessageDetailView(ThreadScopedView):
 
     @extend_schema(summary="One message", parameters=[USER_PARAM], responses={200: MessageSerializer})
     def get(self, request: Request, thread_id: str, message_id: str) -> Response:
-        return Response(message_representation(self.message(thread_id, message_id), thread_id))
+        message = self.message(thread_id, message_id)
+        return Response(MessageSerializer.render(message, {"thread_id": thread_id}))
 
     @extend_schema(summary="Delete one message (audited)", parameters=[USER_PARAM], responses={204: None})
     def delete(self, request: Request, thread_id: str, message_id: str) -> Response:
@@ -90,14 +77,13 @@ class MessageDetailView(ThreadScopedView):
 
 
 class WorkspaceMessagesView(ThreadScopedView):
+    filterset_class = WorkspaceMessageFilterSet
+
     @extend_schema(
         summary="Search messages across the workspace (newest first)",
         parameters=[
-            SEARCH_PARAM,
-            OpenApiParameter("thread_id", str),
             OpenApiParameter("user_id", str, description="Only messages of this end user's threads."),
-            ROLE_PARAM,
-            *LIST_PARAMS,
+            *PAGE_PARAMS,
         ],
         responses=MessagePageSerializer,
     )
@@ -106,6 +92,5 @@ class WorkspaceMessagesView(ThreadScopedView):
         user_id = self.query_user_id()
         if user_id is not None:
             queryset = queryset.filter(thread__user_id=user_id)
-        queryset = filter_queryset(WorkspaceMessageFilterSet, request.query_params, queryset)
-        page = KeysetPage(request, queryset, ["-id"])
-        return Response(page.envelope([message_representation(m, m.thread_public_id) for m in page.results]))
+        page = KeysetPage(request, self.filter_queryset(queryset), ["-id"])
+        return Response(page.envelope(MessageSerializer.render_many(page.results)))

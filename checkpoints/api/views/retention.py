@@ -9,7 +9,7 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from checkpoints.api.serializers.jobs import JobSerializer, job_representation
+from checkpoints.api.serializers.jobs import JobSerializer
 from checkpoints.api.serializers.retention import (
     RetentionPolicySerializer,
     RetentionPolicyUpdateSerializer,
@@ -70,5 +70,5 @@ class RetentionSweepView(WorkspaceAPIView):
         job = retention_sweep_submit(workspace=self.workspace, actor=self.actor)
         location = reverse("api:job-detail", kwargs={"job_id": job.job_id})
         return Response(
-            job_representation(job), status=status.HTTP_202_ACCEPTED, headers={"Location": location}
+            JobSerializer.render(job), status=status.HTTP_202_ACCEPTED, headers={"Location": location}
         )

@@ -62,7 +62,7 @@ class ThreadStateView(WorkspaceAPIView):
             thread_id=thread_id,
             expected_head=self._expected_head(),
             user_id=self.query_user_id(),
-            **save_arguments(data, self.query_namespace()),
+            **save_arguments(data, self.query_namespace(), written_by=self.actor.writer),
         )
         return saved_response(result, include_state=include_state)
 

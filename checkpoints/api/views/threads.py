@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from django.urls import reverse
 from django.utils import timezone
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from checkpoints.api.filters import ThreadFilterSet, filter_queryset
-from checkpoints.api.pagination import KeysetPage
+from checkpoints.api.filters import ThreadFilterSet
+from checkpoints.api.pagination import PAGE_PARAMS, KeysetPage
 from checkpoints.api.serializers.threads import (
     PruneResultSerializer,
     ThreadCopySerializer,
@@ -20,9 +19,9 @@ from checkpoints.api.serializers.threads import (
     ThreadForkSerializer,
     ThreadPageSerializer,
     ThreadPruneSerializer,
+    ThreadSerializer,
     ThreadStorageSerializer,
     ThreadUpdateSerializer,
-    thread_representation,
 )
 from checkpoints.api.views.base import USER_PARAM, WorkspaceAPIView
 from checkpoints.exceptions import NotFound, ValidationFailed
@@ -39,10 +38,6 @@ from checkpoints.services.threads import (
 )
 
 THREAD_ORDERINGS = ("-updated_at", "updated_at", "-created_at", "created_at")
-LIST_PARAMS = [
-    OpenApiParameter("limit", int, description="Page size, 1-500 (default 50)."),
-    OpenApiParameter("cursor", str, description="Opaque cursor from `next` or `previous`."),
-]
 
 
 class ThreadScopedView(WorkspaceAPIView):
@@ -63,23 +58,19 @@ class ThreadScopedView(WorkspaceAPIView):
         headers = {}
         if code == status.HTTP_201_CREATED:
             headers["Location"] = reverse("api:thread-detail", kwargs={"thread_id": thread.thread_id})
-        return Response(thread_representation(detailed), status=code, headers=headers)
+        return Response(ThreadDetailSerializer.render(detailed), status=code, headers=headers)
 
 
 class ThreadListView(ThreadScopedView):
+    filterset_class = ThreadFilterSet
+
     @extend_schema(
         operation_id="threads_list",
         summary="List threads (newest activity first by default)",
         parameters=[
             USER_PARAM,
-            OpenApiParameter("tag", str, many=True, description="Repeatable: threads with any of the tags."),
-            OpenApiParameter("q", str, description="Name contains (case-insensitive)."),
-            OpenApiParameter("created_after", OpenApiTypes.DATETIME),
-            OpenApiParameter("created_before", OpenApiTypes.DATETIME),
-            OpenApiParameter("updated_after", OpenApiTypes.DATETIME),
-            OpenApiParameter("updated_before", OpenApiTypes.DATETIME),
             OpenApiParameter("ordering", str, enum=THREAD_ORDERINGS, description="Default -updated_at."),
-            *LIST_PARAMS,
+            *PAGE_PARAMS,
         ],
         responses=ThreadPageSerializer,
     )
@@ -91,11 +82,11 @@ class ThreadListView(ThreadScopedView):
         queryset = (
             Thread.objects.for_workspace(self.workspace).for_user(self.query_user_id()).with_fork_source()
         )
-        queryset = filter_queryset(ThreadFilterSet, request.query_params, queryset)
+        queryset = self.filter_queryset(queryset)
         # Keyset on (ordering field, id): the id breaks ties between equal timestamps, in the same direction.
         tie_breaker = "-id" if ordering.startswith("-") else "id"
         page = KeysetPage(request, queryset, [ordering, tie_breaker])
-        return Response(page.envelope([thread_representation(t) for t in page.results]))
+        return Response(page.envelope(ThreadSerializer.render_many(page.results)))
 
     @extend_schema(
         summary="Create a thread",
@@ -115,7 +106,7 @@ class ThreadDetailView(ThreadScopedView):
         responses={200: ThreadDetailSerializer},
     )
     def get(self, request: Request, thread_id: str) -> Response:
-        return Response(thread_representation(self.thread(thread_id, with_stats=True)))
+        return Response(ThreadDetailSerializer.render(self.thread(thread_id, with_stats=True)))
 
     @extend_schema(
         summary="Change name, user_id, tags, metadata, scope, ttl_seconds or pinned",

@@ -1,4 +1,4 @@
-"""What the extractive summariser pulls out of evidence: decisions, affordances from artefacts and text, and
+"""What the extractive summariser finds in evidence: decisions, affordances from artefacts and text, and
 subsystem status (open questions are in `questions`)."""
 
 from __future__ import annotations
