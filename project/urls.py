@@ -10,11 +10,13 @@ from django.views.generic import RedirectView
 
 from checkpoints.api.errors import api_not_found
 from checkpoints.api.views.health import healthz
+from checkpoints.dashboard.views.favicon import favicon
 
 urlpatterns = [
     path("api/v1/", include("checkpoints.api.urls")),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("favicon.ico", favicon, name="favicon"),
     path("dashboard/", include("checkpoints.dashboard.urls")),
     path("", RedirectView.as_view(pattern_name="dashboard:home"), name="root"),
 ]
