@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Exists, F, OuterRef
 from django.db.models.functions import Coalesce, Least
 from django.utils import timezone
@@ -29,10 +29,12 @@ from checkpoints.services.checkpoint_save import (
     UNSET,
     Payloads,
     SaveResult,
+    ThreadChanged,
     Unset,
     checkpoint_save,
     encode_document,
     encode_payloads,
+    optimistic_then_locking,
     save_context,
     save_encoded,
 )
@@ -220,7 +222,7 @@ def checkpoint_handoff(
     return handed
 
 
-@transaction.atomic
+@optimistic_then_locking
 def pending_writes_put(
     *,
     workspace: Workspace,
@@ -272,8 +274,13 @@ def pending_writes_put(
             value=encode_document(f"writes[{position}].value", write["value"]),
             created_at=now,
         )
+    seen = (thread.state_version, thread.ttl_seconds)
     touched = thread_touch_values(thread, now=now)
-    stored = hot_sql.pending_writes_put(list(by_idx.values()), thread_touched=(now, thread.expires_at))
+    stored = hot_sql.pending_writes_put(
+        list(by_idx.values()), thread_touched=(now, thread.expires_at), thread_seen=seen
+    )
+    if stored == [] and not connection.in_atomic_block:
+        raise ThreadChanged(thread_id)  # write them again, locking the thread
     if stored is not None:
         return sorted(stored, key=lambda w: (w.task_path, w.task_id, w.idx))
     special = [row for row in by_idx.values() if row.idx < 0]

@@ -217,39 +217,43 @@ def insert_checkpoint(
 
 # A task's pending writes, stored in one statement: ordinary writes (idx >= 0) kept as first written, special
 # ones (idx < 0) replacing the stored one, the thread touched; it answers with what is now stored for the
-# task (the rows it wrote, and the snapshot's rows it did not replace).
+# task (the rows it wrote, and the snapshot's rows it did not replace). Like a save's second statement, it
+# writes only if the thread is still as the first statement read it (the same state_version and idle TTL:
+# an expiry of the writes' checkpoint bumps it), and answers nothing otherwise.
 _WRITE_COLUMNS = (
     "thread_id, namespace, checkpoint_id, task_id, task_path, idx, channel, type, value, created_at"
 )
 _WRITE_KEY = "thread_id, namespace, checkpoint_id, task_id, idx"
 _INCOMING = (
     "SELECT %(thread)s, %(namespace)s, %(checkpoint_id)s, %(task_id)s, %(task_path)s, w.idx, w.channel, "
-    "w.type, w.value, %(now)s FROM incoming w"
+    "w.type, w.value, %(now)s FROM incoming w CROSS JOIN touched"
 )
 _PENDING_WRITES_PUT = (
-    "WITH incoming AS (SELECT * FROM unnest(%(idx)s::int[], %(channel)s::text[], %(type)s::text[], "  # nosec B608 # names from the models; values bound
+    f"WITH touched AS (UPDATE {THREAD} SET updated_at = %(updated_at)s, expires_at = %(expires_at)s "  # nosec B608 # names from the models; values bound
+    "WHERE id = %(thread)s AND state_version = %(seen_version)s "
+    "AND ttl_seconds IS NOT DISTINCT FROM %(seen_ttl)s RETURNING id), "
+    "incoming AS (SELECT * FROM unnest(%(idx)s::int[], %(channel)s::text[], %(type)s::text[], "
     "%(value)s::text[]) AS w(idx, channel, type, value)), "
     f"ordinary AS (INSERT INTO {PENDING_WRITE} ({_WRITE_COLUMNS}) {_INCOMING} WHERE w.idx >= 0 "
     f"ON CONFLICT ({_WRITE_KEY}) DO NOTHING RETURNING {_columns(PendingWrite, PENDING_WRITE)}), "
     f"special AS (INSERT INTO {PENDING_WRITE} ({_WRITE_COLUMNS}) {_INCOMING} WHERE w.idx < 0 "
     f"ON CONFLICT ({_WRITE_KEY}) DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, "
     "value = EXCLUDED.value, task_path = EXCLUDED.task_path, created_at = EXCLUDED.created_at "
-    f"RETURNING {_columns(PendingWrite, PENDING_WRITE)}), "
-    f"touched AS (UPDATE {THREAD} SET updated_at = %(updated_at)s, expires_at = %(expires_at)s "
-    "WHERE id = %(thread)s) "
+    f"RETURNING {_columns(PendingWrite, PENDING_WRITE)}) "
     "SELECT * FROM ordinary UNION ALL SELECT * FROM special UNION ALL "
-    f"SELECT {_columns(PendingWrite, 'p')} FROM {PENDING_WRITE} p WHERE p.thread_id = %(thread)s "
-    "AND p.namespace = %(namespace)s AND p.checkpoint_id = %(checkpoint_id)s AND p.task_id = %(task_id)s "
-    "AND p.idx NOT IN (SELECT idx FROM special)"
+    f"SELECT {_columns(PendingWrite, 'p')} FROM {PENDING_WRITE} p CROSS JOIN touched "
+    "WHERE p.thread_id = %(thread)s AND p.namespace = %(namespace)s AND p.checkpoint_id = %(checkpoint_id)s "
+    "AND p.task_id = %(task_id)s AND p.idx NOT IN (SELECT idx FROM special)"
 )
 
 
 def pending_writes_put(
-    rows: list[PendingWrite], *, thread_touched: tuple[Any, Any]
+    rows: list[PendingWrite], *, thread_touched: tuple[Any, Any], thread_seen: tuple[int, int | None]
 ) -> list[PendingWrite] | None:
     """On PostgreSQL: store a task's writes (all of one thread, namespace, checkpoint and task) and touch
-    the thread in one statement; returns what is now stored for the task, unordered. Elsewhere: None (the
-    caller stores them through the ORM)."""
+    the thread in one statement, if the thread is still at `thread_seen` (state_version, ttl_seconds);
+    returns what is now stored for the task, unordered (empty: the thread changed, nothing was written).
+    Elsewhere: None (the caller stores them through the ORM)."""
     if not _postgres() or not rows:
         return None
     first = rows[0]
@@ -266,6 +270,8 @@ def pending_writes_put(
         "value": [row.value for row in rows],
         "updated_at": thread_touched[0],
         "expires_at": thread_touched[1],
+        "seen_version": thread_seen[0],
+        "seen_ttl": thread_seen[1],
     }
     with cursor() as c:
         c.execute(_PENDING_WRITES_PUT, params)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from checkpoints.models import Checkpoint, Thread
+from checkpoints.models import Checkpoint, PendingWrite, Thread
 from tests.concurrency.test_state_race import client_like
 from tests.conftest import ApiClient
 
@@ -129,3 +129,50 @@ def test_a_new_threads_first_save_that_fails_leaves_no_thread(api: ApiClient) ->
         "checksum": ["Does not match the record the server would store."]
     }
     assert not Thread.objects.filter(thread_id="never").exists()
+
+
+WRITES = "/api/v1/threads/t1/checkpoints/first/writes/"
+
+
+def task_writes(value: str) -> dict[str, Any]:
+    return {"task_id": "task-1", "writes": [{"channel": "messages", "value": value, "idx": 0}]}
+
+
+def test_a_tasks_pending_writes_are_two_statements_outside_any_transaction(api: ApiClient) -> None:
+    first_save(api)
+    with statements() as seen:
+        response = api.post(WRITES, task_writes("hello"))
+    assert response.status_code == 201, response.json()
+    assert [w["value"] for w in response.json()["results"]] == ["hello"]
+    assert [s["in_transaction"] for s in seen] == [False, False]
+    assert "FOR UPDATE" not in seen[0]["sql"]
+    assert seen[1]["sql"].startswith("WITH touched AS (UPDATE")
+
+
+def test_pending_writes_while_a_save_moves_the_head_are_written_again_locked(api: ApiClient) -> None:
+    first_save(api)
+
+    def concurrent_save() -> None:
+        response = client_like(api).post(CPS, {"checkpoint_id": "between", "agent_id": "b", "state": {}})
+        assert response.status_code == 201
+
+    with statements(after_first_read=concurrent_save) as seen:
+        response = api.post(WRITES, task_writes("hello"))
+    assert response.status_code == 201, response.json()
+    assert [w["value"] for w in response.json()["results"]] == ["hello"]
+    assert any("FOR UPDATE" in s["sql"] and s["in_transaction"] for s in seen)
+    stored = api.get("/api/v1/threads/t1/checkpoints/first/writes/").json()["results"]
+    assert [(w["task_id"], w["value"]) for w in stored] == [("task-1", "hello")]
+
+
+def test_pending_writes_for_a_checkpoint_expired_between_the_statements_are_refused(api: ApiClient) -> None:
+    first_save(api)
+
+    def concurrent_expiry() -> None:
+        assert client_like(api).delete(f"{CPS}first/").status_code == 204
+
+    with statements(after_first_read=concurrent_expiry):
+        response = api.post(WRITES, task_writes("too late"))
+    assert response.status_code == 410, response.json()
+    assert response.json()["error"]["code"] == "gone"
+    assert not PendingWrite.objects.filter(checkpoint_id="first").exists()
