@@ -16,6 +16,7 @@ from typing import Any
 from django.db import models
 from django.db.models import Q
 from drf_spectacular.utils import OpenApiParameter
+from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.utils.urls import replace_query_param
 
@@ -139,3 +140,14 @@ class KeysetPage:
 
     def envelope(self, results: list[Any]) -> dict[str, Any]:
         return {"results": results, "next": self.next, "previous": self.previous}
+
+
+def page_serializer(name: str, item: type[serializers.Serializer]) -> type[serializers.Serializer]:
+    """The documented shape of `KeysetPage.envelope` (for the OpenAPI schema): `results`, a list of
+    `item`, and the links to the next and previous pages (null at either end)."""
+    fields = {
+        "results": item(many=True),
+        "next": serializers.URLField(allow_null=True),
+        "previous": serializers.URLField(allow_null=True),
+    }
+    return type(name, (serializers.Serializer,), {"__module__": item.__module__, **fields})

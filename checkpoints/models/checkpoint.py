@@ -13,6 +13,14 @@ from django.utils import timezone
 from checkpoints.models.thread import Thread
 from checkpoints.models.workspace import Workspace
 
+# The model attribute behind an API field name where the two differ (everywhere else they are the same).
+_ATTRIBUTES = {"parent_id": "parent_checkpoint_id"}
+
+
+def model_attribute(field: str) -> str:
+    """The Checkpoint attribute holding the API's `field` (thread_id excepted: it is the thread's)."""
+    return _ATTRIBUTES.get(field, field)
+
 
 class CheckpointQuerySet(models.QuerySet["Checkpoint"]):
     def for_workspace(self, workspace: Workspace) -> CheckpointQuerySet:

@@ -20,8 +20,9 @@ from checkpoints.exceptions import (
     NotFound,
     ValidationFailed,
 )
-from checkpoints.integrity import record_checksum_from_parts
+from checkpoints.integrity import CHECKSUM_FIELDS, PAYLOAD_FIELDS, record_checksum_from_parts
 from checkpoints.models import Checkpoint, PendingWrite, Thread, Workspace
+from checkpoints.models.checkpoint import model_attribute
 from checkpoints.services import hot_sql
 
 
@@ -172,19 +173,11 @@ def checkpoint_compute_checksum(checkpoint: Checkpoint) -> str:
     """SHA-256 over the canonical encoding of the whole immutable record (checkpoints.integrity), from the
     stored canonical texts (no decoding). Needs `checkpoint.thread` (select_related it)."""
     scalars = {
-        "thread_id": checkpoint.thread.thread_id,
-        "namespace": checkpoint.namespace,
-        "checkpoint_id": checkpoint.checkpoint_id,
-        "parent_id": checkpoint.parent_checkpoint_id,
-        "agent_id": checkpoint.agent_id,
-        "framework": checkpoint.framework,
-        "schema_version": checkpoint.schema_version,
-        "step_index": checkpoint.step_index,
-        "step_name": checkpoint.step_name,
-        "run_id": checkpoint.run_id,
-        "handoff_target": checkpoint.handoff_target,
-        "handoff_from": checkpoint.handoff_from,
-        "created_at": checkpoint.created_at,
+        field: checkpoint.thread.thread_id
+        if field == "thread_id"
+        else getattr(checkpoint, model_attribute(field))
+        for field in CHECKSUM_FIELDS
+        if field not in PAYLOAD_FIELDS
     }
     payloads = {"state": checkpoint.state, "context": checkpoint.context, "metadata": checkpoint.metadata}
     return record_checksum_from_parts(scalars, payloads)
@@ -264,26 +257,17 @@ def json_value_count(document: Any, stop_after: int) -> int:
     return count
 
 
-# The fields besides the three documents that a diff compares (API and dashboard): the API's name for each,
-# and the model attribute holding it.
-DIFF_FIELDS = (
-    ("agent_id", "agent_id"),
-    ("step_index", "step_index"),
-    ("step_name", "step_name"),
-    ("parent_id", "parent_checkpoint_id"),
-    ("namespace", "namespace"),
-    ("run_id", "run_id"),
-    ("handoff_from", "handoff_from"),
-)
+# The fields besides the three documents that a diff compares (API and dashboard), by their API names.
+DIFF_FIELDS = ("agent_id", "step_index", "step_name", "parent_id", "namespace", "run_id", "handoff_from")
 
 
 def checkpoint_field_changes(*, checkpoint: Checkpoint, against: Checkpoint | None) -> list[dict[str, Any]]:
     """`{"field", "before", "after"}` for each of DIFF_FIELDS whose value differs from `against` (None: an
     empty document, every value absent) to `checkpoint`, in DIFF_FIELDS order."""
     changes = []
-    for name, attribute in DIFF_FIELDS:
-        before = getattr(against, attribute) if against is not None else None
-        after = getattr(checkpoint, attribute)
+    for name in DIFF_FIELDS:
+        before = getattr(against, model_attribute(name)) if against is not None else None
+        after = getattr(checkpoint, model_attribute(name))
         if before != after:
             changes.append({"field": name, "before": before, "after": after})
     return changes

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import Enum
-from typing import Any, Final, ParamSpec, TypeVar
+from typing import Any, Final, ParamSpec, Required, TypedDict, TypeVar, Unpack
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -86,6 +86,58 @@ def encode_payloads(state: Any, context: Any, metadata: Any) -> Payloads:
     return payloads
 
 
+class RecordFields(TypedDict, total=False):
+    """What a save says about a checkpoint besides its three documents: the keyword arguments of
+    `checkpoint_save` and `save_encoded`, declared once. Absent fields take the defaults in `_AS_SENT` or
+    are decided by the save (id, parent, step, expiry; see `checkpoint_save`)."""
+
+    agent_id: Required[str]
+    namespace: str
+    checkpoint_id: str | None
+    parent_id: str | Unset | None
+    framework: str
+    schema_version: str
+    step_index: int | None
+    step_name: str | None
+    run_id: str | None
+    handoff_target: str | None
+    handoff_from: str | None
+    ttl_seconds: int | Unset | None
+    pinned: bool
+    checksum: str | None
+    created_at: datetime | None
+    expected_head: tuple[str, ...] | Unset
+    user_id: str | None
+    written_by: str
+
+
+# The record fields stored as the save sends them, with their defaults; an idempotent retry must send the
+# same values (with agent_id).
+_AS_SENT: dict[str, Any] = {
+    "framework": Checkpoint.Framework.CUSTOM,
+    "schema_version": "1.0",
+    "step_name": None,
+    "run_id": None,
+    "handoff_target": None,
+    "handoff_from": None,
+}
+
+
+def record_fields_of(checkpoint: Checkpoint) -> RecordFields:
+    """A stored checkpoint's own record fields: what saving a copy of it sends."""
+    fields = RecordFields(
+        agent_id=checkpoint.agent_id,
+        namespace=checkpoint.namespace,
+        checkpoint_id=checkpoint.checkpoint_id,
+        parent_id=checkpoint.parent_checkpoint_id,
+        step_index=checkpoint.step_index,
+        created_at=checkpoint.created_at,
+        pinned=checkpoint.pinned,
+    )
+    fields.update({name: getattr(checkpoint, name) for name in _AS_SENT})  # type: ignore[typeddict-item]
+    return fields
+
+
 @dataclass(frozen=True)
 class SaveResult:
     checkpoint: Checkpoint
@@ -121,25 +173,10 @@ def checkpoint_save(
     *,
     workspace: Workspace,
     thread_id: str,
-    agent_id: str,
     state: Any,
-    namespace: str = "",
-    checkpoint_id: str | None = None,
-    parent_id: str | Unset | None = UNSET,
-    framework: str = Checkpoint.Framework.CUSTOM,
-    schema_version: str = "1.0",
-    step_index: int | None = None,
-    step_name: str | None = None,
-    run_id: str | None = None,
     context: Any = None,
     metadata: Any = None,
-    ttl_seconds: int | Unset | None = UNSET,
-    pinned: bool = False,
-    checksum: str | None = None,
-    created_at: datetime | None = None,
-    expected_head: tuple[str, ...] | Unset = UNSET,
-    user_id: str | None = None,
-    written_by: str = "",
+    **fields: Unpack[RecordFields],
 ) -> SaveResult:
     """Save a checkpoint; the thread is created if missing.
 
@@ -158,56 +195,25 @@ def checkpoint_save(
     payloads = encode_payloads(
         state, {} if context is None else context, {} if metadata is None else metadata
     )
-    return save_encoded(
-        workspace=workspace,
-        thread_id=thread_id,
-        namespace=namespace,
-        checkpoint_id=checkpoint_id,
-        parent_id=parent_id,
-        agent_id=agent_id,
-        framework=framework,
-        schema_version=schema_version,
-        step_index=step_index,
-        step_name=step_name,
-        run_id=run_id,
-        payloads=payloads,
-        ttl_seconds=ttl_seconds,
-        pinned=pinned,
-        checksum=checksum,
-        created_at=created_at,
-        expected_head=expected_head,
-        user_id=user_id,
-        written_by=written_by,
-    )
+    return save_encoded(workspace=workspace, thread_id=thread_id, payloads=payloads, **fields)
 
 
 @optimistic_then_locking
 def save_encoded(
-    *,
-    workspace: Workspace,
-    thread_id: str,
-    namespace: str,
-    checkpoint_id: str | None,
-    parent_id: str | Unset | None,
-    agent_id: str,
-    framework: str,
-    schema_version: str,
-    step_index: int | None,
-    step_name: str | None,
-    run_id: str | None,
-    payloads: Payloads,
-    ttl_seconds: int | Unset | None = UNSET,
-    pinned: bool = False,
-    checksum: str | None = None,
-    created_at: datetime | None = None,
-    expected_head: tuple[str, ...] | Unset = UNSET,
-    handoff_target: str | None = None,
-    handoff_from: str | None = None,
-    user_id: str | None = None,
-    written_by: str = "",
+    *, workspace: Workspace, thread_id: str, payloads: Payloads, **fields: Unpack[RecordFields]
 ) -> SaveResult:
     """`checkpoint_save` for documents that are already canonical text (handoffs and copies reuse stored
     text instead of decoding and re-encoding it)."""
+    namespace = fields.get("namespace", "")
+    checkpoint_id = fields.get("checkpoint_id")
+    parent_id = fields.get("parent_id", UNSET)
+    step_index = fields.get("step_index")
+    ttl_seconds = fields.get("ttl_seconds", UNSET)
+    checksum = fields.get("checksum")
+    created_at = fields.get("created_at")
+    expected_head = fields.get("expected_head", UNSET)
+    user_id = fields.get("user_id")
+    as_sent = {name: fields.get(name, default) for name, default in _AS_SENT.items()}
     now = timezone.now()
     if created_at is not None and created_at > now + timedelta(seconds=settings.CAIRN_MAX_CLOCK_SKEW_SECONDS):
         raise _invalid("created_at", "Later than the server clock allows.")
@@ -226,15 +232,7 @@ def save_encoded(
     if context.existing_pk is not None:
         existing = Checkpoint.objects.get(pk=context.existing_pk)
         existing.thread = thread
-        sent: dict[str, Any] = {
-            "agent_id": agent_id,
-            "framework": framework,
-            "schema_version": schema_version,
-            "step_name": step_name,
-            "run_id": run_id,
-            "handoff_target": handoff_target,
-            "handoff_from": handoff_from,
-        }
+        sent = {"agent_id": fields["agent_id"], **as_sent}
         if parent_id is not UNSET:
             sent["parent_checkpoint_id"] = parent_id
         if step_index is not None:
@@ -263,22 +261,17 @@ def save_encoded(
         namespace=namespace,
         checkpoint_id=checkpoint_id or new_id(),
         parent_checkpoint_id=parent[0] if parent else None,
-        agent_id=agent_id,
-        framework=framework,
-        schema_version=schema_version,
+        agent_id=fields["agent_id"],
         step_index=step_index,
-        step_name=step_name,
-        run_id=run_id,
         state=payloads.state,
         context=payloads.context,
         metadata=payloads.metadata,
-        handoff_target=handoff_target,
-        handoff_from=handoff_from,
-        written_by=written_by,
+        written_by=fields.get("written_by", ""),
         size_bytes=payloads.size_bytes,
         created_at=created_at or now,
         expires_at=expires_after(ttl_seconds, now),
-        pinned=pinned,
+        pinned=fields.get("pinned", False),
+        **as_sent,
     )
     checkpoint.checksum = checkpoint_compute_checksum(checkpoint)
     if checksum is not None and checksum != checkpoint.checksum:

@@ -18,6 +18,7 @@ from django.core.cache import cache
 from django.db import transaction
 
 from checkpoints.models import Checkpoint, Thread
+from checkpoints.services.checkpoint_reads import checkpoint_head
 
 HEAD_CACHE_SECONDS = 3600
 # Bigger heads are read from the database: a multi-megabyte value would cost Redis memory and a pickling
@@ -40,10 +41,15 @@ def head_cache_get(thread: Thread, namespace: str, now: datetime) -> Checkpoint 
     return None
 
 
-def head_cache_put(thread: Thread, namespace: str, head: Checkpoint) -> None:
-    """Remember `head` as the head of `namespace` at the thread's current version."""
-    if head.size_bytes <= HEAD_CACHE_MAX_BYTES:
-        cache.set(_key(thread, namespace), head, HEAD_CACHE_SECONDS)
+def head_read_through(thread: Thread, namespace: str, now: datetime) -> Checkpoint | None:
+    """The head of `namespace` (None: no readable checkpoint): the cached one, else the database's, which
+    is then remembered for the thread's current version."""
+    head = head_cache_get(thread, namespace, now)
+    if head is None:
+        head = checkpoint_head(thread=thread, namespace=namespace, now=now)
+        if head is not None and head.size_bytes <= HEAD_CACHE_MAX_BYTES:
+            cache.set(_key(thread, namespace), head, HEAD_CACHE_SECONDS)
+    return head
 
 
 def head_cache_put_on_commit(thread: Thread, namespace: str, head: Checkpoint) -> None:

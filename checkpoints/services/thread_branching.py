@@ -18,7 +18,7 @@ from checkpoints.ids import new_id
 from checkpoints.models import Checkpoint, Message, PendingWrite, Thread
 from checkpoints.services.audit import Actor
 from checkpoints.services.checkpoint_reads import checkpoint_head, ensure_intact, ensure_readable
-from checkpoints.services.checkpoint_save import UNSET, encode_document
+from checkpoints.services.checkpoint_save import UNSET, encode_document, record_fields_of
 from checkpoints.services.checkpoints import Payloads, checkpoint_compute_checksum, save_encoded
 from checkpoints.services.thread_rows import (
     expires_after,
@@ -147,30 +147,12 @@ def thread_fork(
     if checkpoint.expires_at is not None and not checkpoint.pinned:
         # Whole seconds, rounded up: the copy never expires before the original.
         remaining = max(1, math.ceil((checkpoint.expires_at - now).total_seconds()))
-    save_encoded(
-        workspace=source.workspace,
-        thread_id=target.thread_id,
-        namespace=checkpoint.namespace,
-        checkpoint_id=checkpoint.checkpoint_id,
-        parent_id=None,
-        agent_id=checkpoint.agent_id,
-        framework=checkpoint.framework,
-        schema_version=checkpoint.schema_version,
-        step_index=checkpoint.step_index,
-        step_name=checkpoint.step_name,
-        run_id=checkpoint.run_id,
-        payloads=Payloads(
-            state=checkpoint.state if edited_state is None else edited_state,
-            context=checkpoint.context,
-            metadata=checkpoint.metadata,
-        ),
-        ttl_seconds=remaining,
-        pinned=checkpoint.pinned,
-        created_at=checkpoint.created_at,
-        handoff_target=checkpoint.handoff_target,
-        handoff_from=checkpoint.handoff_from,
-        written_by=actor.writer,  # the fork's head is the forker's; a copy keeps every row's writer
-    )
+    fields = record_fields_of(checkpoint)
+    # The fork's head is the forker's; a copy keeps every row's writer.
+    fields.update({"parent_id": None, "ttl_seconds": remaining, "written_by": actor.writer})
+    state = checkpoint.state if edited_state is None else edited_state
+    payloads = Payloads(state=state, context=checkpoint.context, metadata=checkpoint.metadata)
+    save_encoded(workspace=source.workspace, thread_id=target.thread_id, payloads=payloads, **fields)
     writes = _clone_rows(
         PendingWrite.objects.filter(
             thread=source, namespace=checkpoint.namespace, checkpoint_id=checkpoint.checkpoint_id

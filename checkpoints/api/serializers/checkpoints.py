@@ -20,6 +20,7 @@ from checkpoints.api.fields import (
     TimestampField,
     TtlSecondsField,
 )
+from checkpoints.api.pagination import page_serializer
 from checkpoints.api.renderers import RawJSON
 from checkpoints.integrity import CHECKSUM_FIELDS, format_timestamp
 from checkpoints.models import Checkpoint, PendingWrite
@@ -219,10 +220,7 @@ class CheckpointSerializer(serializers.Serializer):
     expired_at = serializers.DateTimeField(allow_null=True)
 
 
-class CheckpointPageSerializer(serializers.Serializer):
-    results = CheckpointSerializer(many=True)
-    next = serializers.URLField(allow_null=True)
-    previous = serializers.URLField(allow_null=True)
+CheckpointPageSerializer = page_serializer("CheckpointPageSerializer", CheckpointSerializer)
 
 
 class FieldChangeSerializer(serializers.Serializer):

@@ -7,6 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from checkpoints.api.output import OutputSerializer
+from checkpoints.api.pagination import page_serializer
 from checkpoints.models import Job
 from checkpoints.services.jobs import job_actor
 
@@ -41,7 +42,4 @@ class JobSerializer(OutputSerializer):
         return job_actor(job).label
 
 
-class JobPageSerializer(serializers.Serializer):
-    results = JobSerializer(many=True)
-    next = serializers.URLField(allow_null=True)
-    previous = serializers.URLField(allow_null=True)
+JobPageSerializer = page_serializer("JobPageSerializer", JobSerializer)

@@ -7,6 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from checkpoints.api.fields import ClientIdField, JSONObjectField, StrictCharField, StrictSerializer
+from checkpoints.api.pagination import page_serializer
 from checkpoints.api.serializers.checkpoints import (
     CheckpointCreateSerializer,
     CheckpointSerializer,
@@ -56,7 +57,4 @@ class LangGraphTupleSerializer(CheckpointSerializer):
     pending_writes = PendingWriteSerializer(many=True)
 
 
-class LangGraphTuplePageSerializer(serializers.Serializer):
-    results = LangGraphTupleSerializer(many=True)
-    next = serializers.URLField(allow_null=True)
-    previous = serializers.URLField(allow_null=True)
+LangGraphTuplePageSerializer = page_serializer("LangGraphTuplePageSerializer", LangGraphTupleSerializer)

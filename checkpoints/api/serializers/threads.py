@@ -19,6 +19,7 @@ from checkpoints.api.fields import (
     TtlSecondsField,
 )
 from checkpoints.api.output import OutputSerializer
+from checkpoints.api.pagination import page_serializer
 from checkpoints.api.serializers.checkpoints import StrictChoiceField
 from checkpoints.models import Thread
 from checkpoints.services.threads import PRUNE_STRATEGIES
@@ -189,10 +190,7 @@ class ThreadDetailSerializer(ThreadSerializer):
     head = serializers.CharField(allow_null=True, help_text="checkpoint_id of the root namespace's head.")
 
 
-class ThreadPageSerializer(serializers.Serializer):
-    results = ThreadSerializer(many=True)
-    next = serializers.URLField(allow_null=True)
-    previous = serializers.URLField(allow_null=True)
+ThreadPageSerializer = page_serializer("ThreadPageSerializer", ThreadSerializer)
 
 
 class PruneResultSerializer(serializers.Serializer):

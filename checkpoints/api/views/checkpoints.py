@@ -126,7 +126,23 @@ def save_arguments(data: dict[str, Any], query_namespace: str | None, *, written
     return arguments
 
 
-class ThreadCheckpointsView(WorkspaceAPIView):
+# A view that saves one checkpoint from its body (`POST checkpoints/`, `PUT state/`, the LangGraph save);
+# `store` is the save service call. (A comment, not a docstring: the OpenAPI document would show it.)
+class CheckpointSavingView(WorkspaceAPIView):
+    def save_from_body(self, serializer_class: type[Any], thread_id: str) -> Response:
+        # Every input is checked before the save: a 400 must never answer a save that was committed.
+        include_state = self.query_bool("include_state", default=True)
+        data = self.validated(serializer_class)
+        arguments = save_arguments(data, self.query_namespace(), written_by=self.actor.writer)
+        return saved_response(self.store(thread_id, arguments), include_state=include_state)
+
+    def store(self, thread_id: str, arguments: dict[str, Any]) -> SaveResult:
+        return checkpoint_save(
+            workspace=self.workspace, thread_id=thread_id, user_id=self.query_user_id(), **arguments
+        )
+
+
+class ThreadCheckpointsView(CheckpointSavingView):
     filterset_class = ThreadCheckpointFilterSet
 
     @extend_schema(
@@ -164,16 +180,7 @@ class ThreadCheckpointsView(WorkspaceAPIView):
         parameters=[USER_PARAM, SAVE_NAMESPACE_PARAM, INCLUDE_STATE_PARAM],
     )
     def post(self, request: Request, thread_id: str) -> Response:
-        # Every input is checked before the save: a 400 must never answer a save that was committed.
-        include_state = self.query_bool("include_state", default=True)
-        data = self.validated(CheckpointCreateSerializer)
-        result = checkpoint_save(
-            workspace=self.workspace,
-            thread_id=thread_id,
-            user_id=self.query_user_id(),
-            **save_arguments(data, self.query_namespace(), written_by=self.actor.writer),
-        )
-        return saved_response(result, include_state=include_state)
+        return self.save_from_body(CheckpointCreateSerializer, thread_id)
 
 
 class CheckpointResourceView(WorkspaceAPIView):

@@ -4,6 +4,8 @@ LangGraph's order, and deleting by run."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -20,10 +22,10 @@ from checkpoints.api.serializers.langgraph import (
 from checkpoints.api.views.base import WorkspaceAPIView
 from checkpoints.api.views.checkpoints import (
     INCLUDE_STATE_PARAM,
+    CheckpointSavingView,
     page_representation,
-    save_arguments,
-    saved_response,
 )
+from checkpoints.services.checkpoints import SaveResult
 from checkpoints.services.langgraph import (
     checkpoints_delete_for_runs,
     langgraph_checkpoint_save,
@@ -67,7 +69,7 @@ class LangGraphCheckpointsView(WorkspaceAPIView):
         return Response(page.envelope(results))
 
 
-class LangGraphCheckpointSaveView(WorkspaceAPIView):
+class LangGraphCheckpointSaveView(CheckpointSavingView):
     @extend_schema(
         operation_id="langgraph_checkpoints_save",
         summary="Save a LangGraph checkpoint; unchanged channels may be inherited from the parent",
@@ -76,17 +78,13 @@ class LangGraphCheckpointSaveView(WorkspaceAPIView):
         responses={201: CheckpointSerializer, 200: CheckpointSerializer},
     )
     def post(self, request: Request, thread_id: str) -> Response:
-        # Every input is checked before the save: a 400 must never answer a save that was committed.
-        include_state = self.query_bool("include_state", default=True)
-        data = self.validated(LangGraphCheckpointSaveSerializer)
-        inherit = data.pop("inherit", None)
-        result = langgraph_checkpoint_save(
-            workspace=self.workspace,
-            thread_id=thread_id,
-            arguments=save_arguments(data, self.query_namespace(), written_by=self.actor.writer),
-            inherit=inherit,
+        return self.save_from_body(LangGraphCheckpointSaveSerializer, thread_id)
+
+    def store(self, thread_id: str, arguments: dict[str, Any]) -> SaveResult:
+        inherit = arguments.pop("inherit", None)
+        return langgraph_checkpoint_save(
+            workspace=self.workspace, thread_id=thread_id, arguments=arguments, inherit=inherit
         )
-        return saved_response(result, include_state=include_state)
 
 
 class LangGraphRunsDeleteView(WorkspaceAPIView):

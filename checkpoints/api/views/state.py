@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from checkpoints.api.serializers.checkpoints import CheckpointSerializer, CheckpointStateSerializer
-from checkpoints.api.views.base import USER_PARAM, WorkspaceAPIView
-from checkpoints.api.views.checkpoints import (
-    INCLUDE_STATE_PARAM,
-    save_arguments,
-    saved_response,
-    verified_response,
-)
+from checkpoints.api.views.base import USER_PARAM
+from checkpoints.api.views.checkpoints import INCLUDE_STATE_PARAM, CheckpointSavingView, verified_response
 from checkpoints.exceptions import NotFound, ValidationFailed
-from checkpoints.services.checkpoint_reads import checkpoint_head, thread_get
-from checkpoints.services.checkpoints import UNSET, Unset, checkpoint_save
-from checkpoints.services.state_cache import head_cache_get, head_cache_put
+from checkpoints.services.checkpoint_reads import thread_get
+from checkpoints.services.checkpoints import UNSET, SaveResult, Unset, checkpoint_save
+from checkpoints.services.state_cache import head_read_through
 
 ROOT_NAMESPACE_PARAM = OpenApiParameter("namespace", str, description="Default: the root namespace.")
 IF_MATCH_PARAM = OpenApiParameter(
@@ -29,7 +26,7 @@ IF_MATCH_PARAM = OpenApiParameter(
 )
 
 
-class ThreadStateView(WorkspaceAPIView):
+class ThreadStateView(CheckpointSavingView):
     @extend_schema(
         summary="The head checkpoint of a namespace, with its state",
         parameters=[ROOT_NAMESPACE_PARAM, USER_PARAM],
@@ -38,13 +35,9 @@ class ThreadStateView(WorkspaceAPIView):
     def get(self, request: Request, thread_id: str) -> Response:
         thread = thread_get(workspace=self.workspace, thread_id=thread_id, user_id=self.query_user_id())
         namespace = self.query_namespace() or ""
-        now = timezone.now()
-        head = head_cache_get(thread, namespace, now)
+        head = head_read_through(thread, namespace, timezone.now())
         if head is None:
-            head = checkpoint_head(thread=thread, namespace=namespace, now=now)
-            if head is None:
-                raise NotFound(f"Thread {thread_id!r} has no checkpoint in namespace {namespace!r}.")
-            head_cache_put(thread, namespace, head)
+            raise NotFound(f"Thread {thread_id!r} has no checkpoint in namespace {namespace!r}.")
         return verified_response(head)
 
     @extend_schema(
@@ -54,17 +47,16 @@ class ThreadStateView(WorkspaceAPIView):
         responses={201: CheckpointSerializer, 200: CheckpointSerializer},
     )
     def put(self, request: Request, thread_id: str) -> Response:
-        # Every input is checked before the save: a 400 must never answer a save that was committed.
-        include_state = self.query_bool("include_state", default=True)
-        data = self.validated(CheckpointStateSerializer)
-        result = checkpoint_save(
+        return self.save_from_body(CheckpointStateSerializer, thread_id)
+
+    def store(self, thread_id: str, arguments: dict[str, Any]) -> SaveResult:
+        return checkpoint_save(
             workspace=self.workspace,
             thread_id=thread_id,
             expected_head=self._expected_head(),
             user_id=self.query_user_id(),
-            **save_arguments(data, self.query_namespace(), written_by=self.actor.writer),
+            **arguments,
         )
-        return saved_response(result, include_state=include_state)
 
     def _expected_head(self) -> tuple[str, ...] | Unset:
         """`If-Match`: `*`, or a comma-separated list of `"<checkpoint_id>"` (quotes and W/ optional; any one
