@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from checkpoints.integrity import canonical_bytes
 from checkpoints.medallion_schema.checks import (
@@ -122,81 +122,112 @@ class Evidence:
 # --- content ------------------------------------------------------------------------------------------
 
 
+class _Part:
+    """A part of the content. `REQUIRED` and `DEFAULTED` (class keywords `required`, `defaulted`; inherited
+    when not given) are the keys it reads: `from_dict` checks the object's keys, `_fields` reads them."""
+
+    REQUIRED: ClassVar[tuple[str, ...]] = ()
+    DEFAULTED: ClassVar[tuple[str, ...]] = ()
+
+    if TYPE_CHECKING:
+
+        def __init__(self, **fields: Any) -> None: ...
+
+    def __init_subclass__(
+        cls, required: tuple[str, ...] | None = None, defaulted: tuple[str, ...] | None = None, **kwargs: Any
+    ) -> None:
+        super().__init_subclass__(**kwargs)
+        if required is not None:
+            cls.REQUIRED = required
+        if defaulted is not None:
+            cls.DEFAULTED = defaulted
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str = "$", require_all: bool = False) -> Self:
+        data = obj(data, path, **fields_for(require_all, cls.REQUIRED, cls.DEFAULTED))
+        return cls(**cls._fields(data, path, require_all))
+
+    @classmethod
+    def _fields(cls, data: Mapping[str, Any], path: str, require_all: bool) -> dict[str, Any]:
+        raise NotImplementedError
+
+
 @dataclass
-class Subsystem:
+class Subsystem(_Part, required=("name", "status"), defaulted=("notes",)):
     name: str
     status: str = "unknown"
     notes: str = ""
-    REQUIRED: ClassVar[tuple[str, ...]] = ("name", "status")
-    DEFAULTED: ClassVar[tuple[str, ...]] = ("notes",)
 
     @classmethod
-    def from_dict(cls, data: Any, path: str = "$", require_all: bool = False) -> Subsystem:
-        data = obj(data, path, **fields_for(require_all, cls.REQUIRED, cls.DEFAULTED))
-        return cls(
-            name=text(data["name"], f"{path}.name", max_chars=NAME_MAX_CHARS),
-            status=choice(data["status"], f"{path}.status", SUBSYSTEM_STATUSES),
-            notes=text(data.get("notes", ""), f"{path}.notes", max_chars=TEXT_MAX_CHARS, allow_empty=True),
-        )
+    def _fields(cls, data: Mapping[str, Any], path: str, require_all: bool) -> dict[str, Any]:
+        return {
+            "name": text(data["name"], f"{path}.name", max_chars=NAME_MAX_CHARS),
+            "status": choice(data["status"], f"{path}.status", SUBSYSTEM_STATUSES),
+            "notes": text(data.get("notes", ""), f"{path}.notes", max_chars=TEXT_MAX_CHARS, allow_empty=True),
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "status": self.status, "notes": self.notes}
 
 
+class _Identified(_Part):
+    """A decision or open question: its main text (the `KEY` field) and an id, the one given or one derived
+    from that text (`ID_PREFIX` + its hash); `_details` reads the other fields."""
+
+    KEY: ClassVar[str]
+    ID_PREFIX: ClassVar[str]
+
+    @classmethod
+    def _fields(cls, data: Mapping[str, Any], path: str, require_all: bool) -> dict[str, Any]:
+        key = text(data[cls.KEY], f"{path}.{cls.KEY}", max_chars=TEXT_MAX_CHARS)
+        if "id" in data:
+            item_id = text(data["id"], f"{path}.id", max_chars=ID_MAX_CHARS)
+        else:
+            item_id = stable_id(cls.ID_PREFIX, key)
+        return {"id": item_id, cls.KEY: key, **cls._details(data, path)}
+
+    @classmethod
+    def _details(cls, data: Mapping[str, Any], path: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+
 @dataclass
-class Decision:
+class Decision(_Identified, required=("statement", "rationale", "confidence"), defaulted=("id",)):
     id: str
     statement: str
     rationale: str
     confidence: float
-    REQUIRED: ClassVar[tuple[str, ...]] = ("statement", "rationale", "confidence")
-    DEFAULTED: ClassVar[tuple[str, ...]] = ("id",)
+    KEY: ClassVar[str] = "statement"
+    ID_PREFIX: ClassVar[str] = "D"
 
     @classmethod
-    def from_dict(cls, data: Any, path: str = "$", require_all: bool = False) -> Decision:
-        data = obj(data, path, **fields_for(require_all, cls.REQUIRED, cls.DEFAULTED))
-        statement = text(data["statement"], f"{path}.statement", max_chars=TEXT_MAX_CHARS)
-        return cls(
-            id=text(data["id"], f"{path}.id", max_chars=ID_MAX_CHARS)
-            if "id" in data
-            else stable_id("D", statement),
-            statement=statement,
-            rationale=text(
+    def _details(cls, data: Mapping[str, Any], path: str) -> dict[str, Any]:
+        return {
+            "rationale": text(
                 data["rationale"], f"{path}.rationale", max_chars=TEXT_MAX_CHARS, allow_empty=True
             ),
-            confidence=confidence(data["confidence"], f"{path}.confidence"),
-        )
+            "confidence": confidence(data["confidence"], f"{path}.confidence"),
+        }
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "statement": self.statement,
-            "rationale": self.rationale,
-            "confidence": self.confidence,
-        }
+        return asdict(self)
 
 
 @dataclass
-class OpenQuestion:
+class OpenQuestion(_Identified, required=("question", "priority"), defaulted=("id", "blocked_on")):
     id: str
     question: str
     priority: str = "medium"
     blocked_on: list[str] = field(default_factory=list)
-    REQUIRED: ClassVar[tuple[str, ...]] = ("question", "priority")
-    DEFAULTED: ClassVar[tuple[str, ...]] = ("id", "blocked_on")
+    KEY: ClassVar[str] = "question"
+    ID_PREFIX: ClassVar[str] = "Q"
 
     @classmethod
-    def from_dict(cls, data: Any, path: str = "$", require_all: bool = False) -> OpenQuestion:
-        data = obj(data, path, **fields_for(require_all, cls.REQUIRED, cls.DEFAULTED))
-        question = text(data["question"], f"{path}.question", max_chars=TEXT_MAX_CHARS)
-        return cls(
-            id=text(data["id"], f"{path}.id", max_chars=ID_MAX_CHARS)
-            if "id" in data
-            else stable_id("Q", question),
-            question=question,
-            priority=choice(data["priority"], f"{path}.priority", PRIORITIES),
-            blocked_on=text_list(data.get("blocked_on", []), f"{path}.blocked_on", max_items=50),
-        )
+    def _details(cls, data: Mapping[str, Any], path: str) -> dict[str, Any]:
+        return {
+            "priority": choice(data["priority"], f"{path}.priority", PRIORITIES),
+            "blocked_on": text_list(data.get("blocked_on", []), f"{path}.blocked_on", max_items=50),
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -208,25 +239,22 @@ class OpenQuestion:
 
 
 @dataclass
-class Affordances:
+class Affordances(_Part, defaulted=("recommended_entry_points", "avoid_repeating", "invariants")):
     recommended_entry_points: list[str] = field(default_factory=list)
     avoid_repeating: list[str] = field(default_factory=list)
     invariants: list[str] | None = None
-    REQUIRED: ClassVar[tuple[str, ...]] = ()
-    DEFAULTED: ClassVar[tuple[str, ...]] = ("recommended_entry_points", "avoid_repeating", "invariants")
 
     @classmethod
-    def from_dict(cls, data: Any, path: str = "$", require_all: bool = False) -> Affordances:
+    def _fields(cls, data: Mapping[str, Any], path: str, require_all: bool) -> dict[str, Any]:
         names = cls.DEFAULTED
-        data = obj(data, path, **fields_for(require_all, cls.REQUIRED, cls.DEFAULTED))
         invariants = data.get("invariants")
-        return cls(
-            recommended_entry_points=text_list(
+        return {
+            "recommended_entry_points": text_list(
                 data.get("recommended_entry_points", []), f"{path}.{names[0]}"
             ),
-            avoid_repeating=text_list(data.get("avoid_repeating", []), f"{path}.{names[1]}"),
-            invariants=None if invariants is None else text_list(invariants, f"{path}.{names[2]}"),
-        )
+            "avoid_repeating": text_list(data.get("avoid_repeating", []), f"{path}.{names[1]}"),
+            "invariants": None if invariants is None else text_list(invariants, f"{path}.{names[2]}"),
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -237,23 +265,20 @@ class Affordances:
 
 
 @dataclass
-class Summary:
+class Summary(_Part, required=("high_level",), defaulted=("subsystems",)):
     high_level: str
     subsystems: list[Subsystem] = field(default_factory=list)
-    REQUIRED: ClassVar[tuple[str, ...]] = ("high_level",)
-    DEFAULTED: ClassVar[tuple[str, ...]] = ("subsystems",)
 
     @classmethod
-    def from_dict(cls, data: Any, path: str = "$", require_all: bool = False) -> Summary:
-        data = obj(data, path, **fields_for(require_all, cls.REQUIRED, cls.DEFAULTED))
-        return cls(
-            high_level=text(data["high_level"], f"{path}.high_level", max_chars=HIGH_LEVEL_MAX_CHARS),
-            subsystems=items_of(
+    def _fields(cls, data: Mapping[str, Any], path: str, require_all: bool) -> dict[str, Any]:
+        return {
+            "high_level": text(data["high_level"], f"{path}.high_level", max_chars=HIGH_LEVEL_MAX_CHARS),
+            "subsystems": items_of(
                 data.get("subsystems", []),
                 f"{path}.subsystems",
                 lambda item, p: Subsystem.from_dict(item, p, require_all),
             ),
-        )
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return {"high_level": self.high_level, "subsystems": [s.to_dict() for s in self.subsystems]}

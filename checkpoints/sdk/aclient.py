@@ -10,25 +10,18 @@ async with AsyncClient("http://127.0.0.1:8000", api_key) as cairn:
 
 from __future__ import annotations
 
-from types import TracebackType
-
 from checkpoints.sdk.async_api.base import AsyncBase
+from checkpoints.sdk.closing import AsyncClosing
 from checkpoints.sdk.endpoints.checkpoints import CheckpointEndpoints
 from checkpoints.sdk.endpoints.medallions import MedallionEndpoints
 from checkpoints.sdk.endpoints.saves import SaveEndpoints
 from checkpoints.sdk.endpoints.threads import ThreadEndpoints
 
 
-class AsyncClient(ThreadEndpoints, SaveEndpoints, CheckpointEndpoints, MedallionEndpoints, AsyncBase):
+class AsyncClient(
+    ThreadEndpoints, SaveEndpoints, CheckpointEndpoints, MedallionEndpoints, AsyncBase, AsyncClosing
+):
     """Async client. Share one per event loop; its connection pool is reused across calls."""
 
     async def aclose(self) -> None:
         await self.transport.aclose()
-
-    async def __aenter__(self) -> AsyncClient:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()

@@ -13,8 +13,7 @@ api_key, timeout, retry, limits, http_client; `from_env()`).
 
 from __future__ import annotations
 
-from types import TracebackType
-
+from checkpoints.sdk.closing import Closing
 from checkpoints.sdk.endpoints.checkpoints import CheckpointEndpoints
 from checkpoints.sdk.endpoints.medallions import MedallionEndpoints
 from checkpoints.sdk.endpoints.saves import SaveEndpoints
@@ -22,16 +21,8 @@ from checkpoints.sdk.endpoints.threads import ThreadEndpoints
 from checkpoints.sdk.sync_api.base import SyncBase
 
 
-class Client(ThreadEndpoints, SaveEndpoints, CheckpointEndpoints, MedallionEndpoints, SyncBase):
+class Client(ThreadEndpoints, SaveEndpoints, CheckpointEndpoints, MedallionEndpoints, SyncBase, Closing):
     """Blocking client. Thread-safe; keep one per process (its connection pool is reused across calls)."""
 
     def close(self) -> None:
         self.transport.close()
-
-    def __enter__(self) -> Client:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()

@@ -20,6 +20,17 @@ class CairnError(Exception):
     code: ClassVar[str] = "error"
     status_code: ClassVar[int] = 0
 
+    def __init_subclass__(
+        cls, code: str | None = None, status_code: int | None = None, **kwargs: Any
+    ) -> None:
+        """`class NotFound(CairnError, code="not_found", status_code=404)`: the error code and HTTP status a
+        subclass stands for (inherited when not given)."""
+        super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.code = code
+        if status_code is not None:
+            cls.status_code = status_code
+
     def __init__(
         self,
         message: str,
@@ -41,48 +52,36 @@ class CairnError(Exception):
         return prefix + self.message
 
 
-class ValidationError(CairnError):
-    code = "validation_error"
-    status_code = 400
+class ValidationError(CairnError, code="validation_error", status_code=400):
+    pass
 
 
-class NotAuthenticated(CairnError):
-    code = "not_authenticated"
-    status_code = 401
+class NotAuthenticated(CairnError, code="not_authenticated", status_code=401):
+    pass
 
 
-class PermissionDenied(CairnError):
-    code = "permission_denied"
-    status_code = 403
+class PermissionDenied(CairnError, code="permission_denied", status_code=403):
+    pass
 
 
-class NotFound(CairnError):
-    code = "not_found"
-    status_code = 404
+class NotFound(CairnError, code="not_found", status_code=404):
+    pass
 
 
-class Conflict(CairnError):
-    code = "conflict"
-    status_code = 409
+class Conflict(CairnError, code="conflict", status_code=409):
+    pass
 
 
-class ChecksumMismatch(CairnError):
+class ChecksumMismatch(CairnError, code="checksum_mismatch", status_code=409):
     """The stored record does not hash to its checksum (detected by the server, or by the SDK on restore)."""
 
-    code = "checksum_mismatch"
-    status_code = 409
+
+class AmbiguousId(CairnError, code="ambiguous_id", status_code=409):
+    pass
 
 
-class AmbiguousId(CairnError):
-    code = "ambiguous_id"
-    status_code = 409
-
-
-class Gone(CairnError):
+class Gone(CairnError, code="gone", status_code=410):
     """The checkpoint expired. `tombstone` is what is left of it (ids, parent, checksum, times), if sent."""
-
-    code = "gone"
-    status_code = 410
 
     @property
     def tombstone(self) -> Checkpoint | None:
@@ -92,29 +91,21 @@ class Gone(CairnError):
         return Checkpoint.from_dict(data) if isinstance(data, dict) else None
 
 
-class PreconditionFailed(CairnError):
-    code = "precondition_failed"
-    status_code = 412
+class PreconditionFailed(CairnError, code="precondition_failed", status_code=412):
+    pass
 
 
-class PayloadTooLarge(CairnError):
-    code = "payload_too_large"
-    status_code = 413
+class PayloadTooLarge(CairnError, code="payload_too_large", status_code=413):
+    pass
 
 
-class DiffTooLarge(CairnError):
+class DiffTooLarge(CairnError, code="diff_too_large", status_code=422):
     """A diff of two checkpoints holding more JSON values together than the server compares;
     `details["limit"]` is that number (the server's CAIRN_DIFF_MAX_NODES). Restore both and compare here."""
 
-    code = "diff_too_large"
-    status_code = 422
 
-
-class Throttled(CairnError):
+class Throttled(CairnError, code="throttled", status_code=429):
     """Over the key's rate. `retry_after` is the number of seconds the server asked to wait."""
-
-    code = "throttled"
-    status_code = 429
 
     @property
     def retry_after(self) -> float | None:
@@ -125,24 +116,16 @@ class Throttled(CairnError):
             return None
 
 
-class Unavailable(CairnError):
+class Unavailable(CairnError, code="unavailable", status_code=503):
     """The server (or its database or broker) is unavailable: retry later."""
 
-    code = "unavailable"
-    status_code = 503
 
-
-class CairnConnectionError(Unavailable):
+class CairnConnectionError(Unavailable, code="connection_error", status_code=0):
     """The server could not be reached, or the connection failed mid-request (after the retries allowed)."""
 
-    code = "connection_error"
-    status_code = 0
 
-
-class JobFailed(CairnError):
+class JobFailed(CairnError, code="job_failed"):
     """A background job the SDK waited for finished as `failed`; `details["job"]` holds it."""
-
-    code = "job_failed"
 
 
 ERRORS_BY_CODE: dict[str, type[CairnError]] = {

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from types import TracebackType
 from typing import Any, NoReturn
 
 from checkpoints.sdk.aclient import AsyncClient
@@ -19,6 +18,7 @@ from checkpoints.sdk.checkpnt.operations import (
 from checkpoints.sdk.checkpnt.schema import Checkpoint, Framework, check_handoff_schema
 from checkpoints.sdk.client import Client as CairnClient
 from checkpoints.sdk.client_steps import arun, run
+from checkpoints.sdk.closing import AsyncClosing, Closing
 
 
 class _Credentials:
@@ -46,8 +46,10 @@ class _Credentials:
         raise unsupported_backend("Redis", f"Client.redis({url!r})")
 
 
-class AsyncCheckpnt(_Credentials):
+class AsyncCheckpnt(_Credentials, AsyncClosing):
     """checkpnt's async `Client`, on Cairn."""
+
+    _closer = "close"
 
     def __init__(
         self, base_url: str | None = None, api_key: str | None = None, *, client: AsyncClient | None = None
@@ -60,14 +62,6 @@ class AsyncCheckpnt(_Credentials):
     def from_env(cls) -> AsyncCheckpnt:
         """A client for `CAIRN_URL` (default http://127.0.0.1:8000) with the key in `CAIRN_API_KEY`."""
         return cls(os.environ.get("CAIRN_URL", "http://127.0.0.1:8000"), os.environ["CAIRN_API_KEY"])
-
-    async def __aenter__(self) -> AsyncCheckpnt:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.close()
 
     async def close(self) -> None:
         await self.cairn.aclose()
@@ -138,7 +132,7 @@ class AsyncCheckpnt(_Credentials):
             return await arun(self.cairn, expire_steps(checkpoint_id))
 
 
-class SyncCheckpnt(_Credentials):
+class SyncCheckpnt(_Credentials, Closing):
     """The blocking twin of `AsyncCheckpnt`, with the same methods."""
 
     def __init__(
@@ -151,14 +145,6 @@ class SyncCheckpnt(_Credentials):
     @classmethod
     def from_env(cls) -> SyncCheckpnt:
         return cls(os.environ.get("CAIRN_URL", "http://127.0.0.1:8000"), os.environ["CAIRN_API_KEY"])
-
-    def __enter__(self) -> SyncCheckpnt:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def close(self) -> None:
         self.cairn.close()

@@ -16,7 +16,7 @@ import inspect
 import json
 import os
 import re
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from datetime import datetime
 from typing import (
     TYPE_CHECKING,
@@ -33,6 +33,7 @@ from typing import (
 from urllib.parse import quote
 
 from checkpoints.sdk import flows
+from checkpoints.sdk.jsonvalue import to_json_object
 from checkpoints.sdk.models import UNSET, Checkpoint, Page, Unset
 from checkpoints.sdk.transport import DEFAULT_LIMITS, DEFAULT_TIMEOUT, Call, Response, RetryPolicy
 
@@ -106,6 +107,18 @@ def positive_limit(limit: int | None) -> int | None:
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ValueError(f"limit must be a positive integer, got {limit!r}")
     return limit
+
+
+def list_params(arguments: Mapping[str, Any], *path_arguments: str) -> list[tuple[str, str]]:
+    """The query of a list request: its builder's arguments (`locals()`, in signature order) but those in the
+    path. `limit` must be a positive integer and `metadata` a JSON object (matched by containment); a flag
+    left False is not sent (the server's default)."""
+    values = {name: value for name, value in arguments.items() if name not in path_arguments}
+    if "limit" in values:
+        values["limit"] = positive_limit(values["limit"])
+    if values.get("metadata") is not None:
+        values["metadata"] = to_json_object(values["metadata"], path="$.metadata")
+    return params(**{name: None if value is False else value for name, value in values.items()})
 
 
 def parse_none(response: Response) -> None:

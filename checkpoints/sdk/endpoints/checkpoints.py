@@ -10,6 +10,7 @@ from typing import Any
 from checkpoints.sdk.endpoints.base import (
     Endpoints,
     body_of,
+    list_params,
     params,
     parse_checkpoint,
     parse_checkpoint_page,
@@ -38,18 +39,7 @@ def checkpoints_list(
     cursor: str | None = None,
 ) -> Call[Page[Checkpoint]]:
     """A thread's timeline, newest first; `metadata` matches by containment."""
-    query = params(
-        namespace=namespace,
-        agent_id=agent_id,
-        step_name=step_name,
-        run_id=run_id,
-        before=before,
-        metadata=to_json_object(metadata, path="$.metadata") if metadata is not None else None,
-        include_state=include_state or None,
-        include_tombstones=include_tombstones or None,
-        limit=positive_limit(limit),
-        cursor=cursor,
-    )
+    query = list_params(locals(), "thread_id")
     return Call(
         "GET", f"threads/{seg(thread_id)}/checkpoints/", parse_checkpoint_page, params=query, idempotent=True
     )
@@ -230,21 +220,7 @@ def checkpoints_timeline(
     cursor: str | None = None,
 ) -> Call[Page[Checkpoint]]:
     """The workspace-wide timeline, newest first (`handoff_target` = an agent's inbox)."""
-    query = params(
-        agent_id=agent_id,
-        thread_id=thread_id,
-        handoff_target=handoff_target,
-        framework=framework,
-        run_id=run_id,
-        namespace=namespace,
-        created_after=created_after,
-        created_before=created_before,
-        metadata=to_json_object(metadata, path="$.metadata") if metadata is not None else None,
-        include_state=include_state or None,
-        limit=positive_limit(limit),
-        cursor=cursor,
-    )
-    return Call("GET", "checkpoints/", parse_checkpoint_page, params=query, idempotent=True)
+    return Call("GET", "checkpoints/", parse_checkpoint_page, params=list_params(locals()), idempotent=True)
 
 
 def checkpoint_get_by_id(checkpoint_id: str) -> Call[Checkpoint]:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -12,6 +13,7 @@ from checkpoints.sdk.endpoints.base import (
     Endpoints,
     body_of,
     endpoint,
+    list_params,
     params,
     parse_checkpoint,
     parse_none,
@@ -23,19 +25,9 @@ from checkpoints.sdk.jsonvalue import to_json_object
 from checkpoints.sdk.models import UNSET, Checkpoint, Job, Message, Page, Thread, Unset
 from checkpoints.sdk.transport import Call, Response
 
-MESSAGE_FIELDS = frozenset(
-    {
-        "message_id",
-        "role",
-        "content",
-        "content_blocks",
-        "tool_calls",
-        "tool_call_id",
-        "name",
-        "usage",
-        "metadata",
-    }
-)
+# What a client may send of a `Message`: every field but those the server assigns (and the raw JSON).
+_SERVER_ASSIGNED = frozenset({"seq", "thread_id", "created_at", "raw"})
+MESSAGE_FIELDS = frozenset(field.name for field in dataclasses.fields(Message)) - _SERVER_ASSIGNED
 
 
 def _thread(response: Response) -> Thread:
@@ -239,15 +231,7 @@ def messages_list(
     user_id: str | None = None,
 ) -> Call[Page[Message]]:
     """One page of a thread's messages in seq order; `search` is full text."""
-    query = params(
-        role=role,
-        search=search,
-        after_seq=after_seq,
-        before_seq=before_seq,
-        limit=positive_limit(limit),
-        cursor=cursor,
-        user_id=user_id,
-    )
+    query = list_params(locals(), "thread_id")
     return Call("GET", f"threads/{seg(thread_id)}/messages/", _message_page, params=query, idempotent=True)
 
 
@@ -282,15 +266,7 @@ def messages_search(
     cursor: str | None = None,
 ) -> Call[Page[Message]]:
     """Workspace-wide message search."""
-    query = params(
-        search=search,
-        thread_id=thread_id,
-        user_id=user_id,
-        role=role,
-        limit=positive_limit(limit),
-        cursor=cursor,
-    )
-    return Call("GET", "messages/", _message_page, params=query, idempotent=True)
+    return Call("GET", "messages/", _message_page, params=list_params(locals()), idempotent=True)
 
 
 class ThreadEndpoints(Endpoints):

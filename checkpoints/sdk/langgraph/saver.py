@@ -31,7 +31,6 @@ import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
@@ -50,6 +49,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from checkpoints.sdk import flows
 from checkpoints.sdk.aclient import AsyncClient
 from checkpoints.sdk.client import Client
+from checkpoints.sdk.closing import AsyncClosing, Closing
 from checkpoints.sdk.endpoints import checkpoints as cp_calls
 from checkpoints.sdk.endpoints import langgraph as lg_calls
 from checkpoints.sdk.endpoints import threads as th_calls
@@ -138,7 +138,7 @@ class _Listing:
                     return
 
 
-class CairnSaver(BaseCheckpointSaver[str]):
+class CairnSaver(BaseCheckpointSaver[str], Closing, AsyncClosing):
     """LangGraph checkpointer backed by a Cairn server (sync and async methods)."""
 
     def __init__(
@@ -176,20 +176,6 @@ class CairnSaver(BaseCheckpointSaver[str]):
 
     async def aclose(self) -> None:
         await self.async_client.aclose()
-
-    def __enter__(self) -> CairnSaver:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    async def __aenter__(self) -> CairnSaver:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
     # --- encoding --------------------------------------------------------------------------------------
 

@@ -4,22 +4,24 @@ unchanged once the store is constructed. Async, as the seed's store is."""
 from __future__ import annotations
 
 import os
-from types import TracebackType
 from typing import Any, NoReturn
 
 from checkpoints.sdk.aclient import AsyncClient
 from checkpoints.sdk.client_steps import arun
+from checkpoints.sdk.closing import AsyncClosing
 from checkpoints.sdk.errors import NotFound, ValidationError
 from checkpoints.sdk.medallion.errors import StoreError, store_errors
 from checkpoints.sdk.medallion.models import Medallion, MedallionScope, adopt
 from checkpoints.sdk.medallion.steps import create_document, load_steps, update_document
 
 
-class MedallionStore:
+class MedallionStore(AsyncClosing):
     """Medallions stored by a Cairn server (validated there, every version kept as a revision).
 
     `MedallionStore(base_url, api_key)`, `MedallionStore(client=AsyncClient(...))` or `from_env()`.
     """
+
+    _closer = "close"
 
     def __init__(
         self, base_url: str | None = None, api_key: str | None = None, *, client: AsyncClient | None = None
@@ -74,14 +76,6 @@ class MedallionStore:
 
     async def close(self) -> None:
         await self.client.aclose()
-
-    async def __aenter__(self) -> MedallionStore:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.close()
 
 
 class SQLiteMedallionStore:
