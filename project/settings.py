@@ -292,23 +292,15 @@ CELERY_TASK_PUBLISH_RETRY = False
 CELERY_BROKER_CONNECTION_TIMEOUT = env.float("CELERY_BROKER_CONNECTION_TIMEOUT", default=2.0)
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(Path(CAIRN_DATA_DIR) / "celerybeat-schedule")
+# Periodic tasks: (schedule entry, task in checkpoints.tasks, interval setting, default interval in seconds).
 CELERY_BEAT_SCHEDULE = {
-    "retention-sweep": {
-        "task": "checkpoints.tasks.sweep_expired_checkpoints",
-        "schedule": env.float("CAIRN_SWEEP_INTERVAL_SECONDS", default=60.0),
-    },
-    "tombstone-purge": {
-        "task": "checkpoints.tasks.purge_tombstones",
-        "schedule": env.float("CAIRN_PURGE_INTERVAL_SECONDS", default=3600.0),
-    },
-    "idle-thread-expiry": {
-        "task": "checkpoints.tasks.expire_idle_threads",
-        "schedule": env.float("CAIRN_IDLE_EXPIRY_INTERVAL_SECONDS", default=3600.0),
-    },
-    "job-reaper": {
-        "task": "checkpoints.tasks.reap_abandoned_jobs",
-        "schedule": env.float("CAIRN_JOB_REAP_INTERVAL_SECONDS", default=300.0),
-    },
+    entry: {"task": f"checkpoints.tasks.{task}", "schedule": env.float(interval, default=default)}
+    for entry, task, interval, default in (
+        ("retention-sweep", "sweep_expired_checkpoints", "CAIRN_SWEEP_INTERVAL_SECONDS", 60.0),
+        ("tombstone-purge", "purge_tombstones", "CAIRN_PURGE_INTERVAL_SECONDS", 3600.0),
+        ("idle-thread-expiry", "expire_idle_threads", "CAIRN_IDLE_EXPIRY_INTERVAL_SECONDS", 3600.0),
+        ("job-reaper", "reap_abandoned_jobs", "CAIRN_JOB_REAP_INTERVAL_SECONDS", 300.0),
+    )
 }
 CAIRN_SWEEP_BATCH_SIZE = env.int("CAIRN_SWEEP_BATCH_SIZE", default=1000)
 # A job "running" this long lost its worker and no redelivery took it over: the reaper marks it failed.

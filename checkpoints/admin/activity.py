@@ -7,9 +7,13 @@ from typing import Any
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from django.utils.safestring import SafeString
 
-from checkpoints.admin.base import CairnModelAdmin, ReadOnlyAdminMixin, WorkspaceFilter, json_value
+from checkpoints.admin.base import (
+    CairnModelAdmin,
+    ReadOnlyAdminMixin,
+    WorkspaceFilter,
+    json_column,
+)
 from checkpoints.models import AuditEvent, Job
 
 
@@ -46,14 +50,8 @@ class JobAdmin(ReadOnlyAdminMixin, CairnModelAdmin):
         "error",
     )
     readonly_fields = fields
-
-    @admin.display(description="params")
-    def params_view(self, obj: Job) -> SafeString:
-        return json_value(obj.params)
-
-    @admin.display(description="result")
-    def result_view(self, obj: Job) -> SafeString:
-        return json_value(obj.result)
+    params_view = json_column("params")
+    result_view = json_column("result")
 
 
 class ActionFilter(admin.SimpleListFilter):
@@ -102,7 +100,4 @@ class AuditEventAdmin(ReadOnlyAdminMixin, CairnModelAdmin):
         "details_view",
     )
     readonly_fields = fields
-
-    @admin.display(description="details")
-    def details_view(self, obj: AuditEvent) -> SafeString:
-        return json_value(obj.details)
+    details_view = json_column("details")

@@ -73,6 +73,38 @@ def json_value(value: Any) -> SafeString:
     return format_html('<div class="cairn-json">{}</div>', render_json(value, max_nodes=500).html)
 
 
+Display = Callable[[Any, Any], SafeString | str]
+
+
+def json_column(name: str, *, stored_text: bool = False) -> Display:
+    """A read-only display of the JSON attribute `name` (described by its name): stored JSON text through
+    `json_field` when `stored_text`, otherwise a value through `json_value`."""
+    render = json_field if stored_text else json_value
+
+    @admin.display(description=name.replace("_", " "))
+    def column(model_admin: Any, obj: Any) -> SafeString | str:
+        return render(getattr(obj, name))
+
+    return column
+
+
+def link_column(
+    relation: str, label: str | None = None, *, description: str, ordering: str | None = None
+) -> Display:
+    """A display linking to the admin page of the related object `relation` (or "—"), shown as its
+    attribute `label` (its str() when None)."""
+
+    @admin.display(description=description, ordering=ordering)
+    def column(model_admin: Any, obj: Any) -> SafeString | str:
+        related = getattr(obj, relation)
+        return admin_link(related, None if related is None or label is None else getattr(related, label))
+
+    return column
+
+
+THREAD_LINK = link_column("thread", "thread_id", description="thread", ordering="thread__thread_id")
+
+
 class WorkspaceFilter(admin.SimpleListFilter):
     """Filter by workspace, listing only the workspaces the user may see."""
 
@@ -93,6 +125,23 @@ class WorkspaceFilter(admin.SimpleListFilter):
         return queryset.filter(**{field: self.value()})
 
 
+class YesNoFilter(admin.SimpleListFilter):
+    """A filter with the two values "yes" and "no", labelled by `options` (in their order)."""
+
+    options: ClassVar[tuple[tuple[str, str], ...]] = ()
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return list(self.options)
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() in ("yes", "no"):
+            return self.filter_by(queryset, self.value() == "yes")
+        return queryset
+
+    def filter_by(self, queryset: QuerySet[Any], yes: bool) -> QuerySet[Any]:
+        raise NotImplementedError(f"{type(self).__name__} must define filter_by()")
+
+
 @dataclass(frozen=True)
 class BulkOperation:
     """A service call applied to each matching row. `apply` returns False (or raises a domain error) for a
@@ -103,6 +152,18 @@ class BulkOperation:
     explanation: str
     apply: Callable[[Any, Actor], bool]
     permission: str = "change"
+
+
+def delete_operation(
+    plural: str, explanation: str, delete: Callable[..., Any], argument: str
+) -> BulkOperation:
+    """Bulk deletion of each matching row: `delete(<argument>=row, actor=actor)`, none skipped."""
+
+    def apply(row: Any, actor: Actor) -> bool:
+        delete(**{argument: row}, actor=actor)
+        return True
+
+    return BulkOperation("delete", f"Delete all matching {plural}", explanation, apply, permission="delete")
 
 
 @dataclass(frozen=True)
@@ -135,6 +196,12 @@ class CairnModelAdmin(admin.ModelAdmin):
     changelist_defer: ClassVar[tuple[str, ...]] = ()
     bulk_operations: ClassVar[tuple[BulkOperation, ...]] = ()
     change_list_template = "admin/checkpoints/change_list.html"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Every bulk operation is also an admin action over the selected rows, unless `actions` is set."""
+        super().__init_subclass__(**kwargs)
+        if "bulk_operations" in cls.__dict__ and "actions" not in cls.__dict__:
+            cls.actions = [cls.action_for(op) for op in cls.bulk_operations]
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return BoundedDateChangeList

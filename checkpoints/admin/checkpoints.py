@@ -14,12 +14,14 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from checkpoints.admin.base import (
+    THREAD_LINK,
     BulkOperation,
     CairnModelAdmin,
     ReadOnlyAdminMixin,
     WorkspaceFilter,
     admin_link,
-    json_field,
+    json_column,
+    link_column,
 )
 from checkpoints.models import Checkpoint, PendingWrite
 from checkpoints.services.audit import Actor
@@ -102,7 +104,6 @@ class CheckpointAdmin(ReadOnlyAdminMixin, CairnModelAdmin):
     list_select_related = ("thread", "workspace")
     changelist_defer = ("state", "context", "metadata")
     bulk_operations = (EXPIRE, PIN, UNPIN)
-    actions = [CairnModelAdmin.action_for(op) for op in bulk_operations]
     fields = (
         "dashboard",
         "workspace_link",
@@ -131,14 +132,11 @@ class CheckpointAdmin(ReadOnlyAdminMixin, CairnModelAdmin):
         "metadata_view",
     )
     readonly_fields = fields
-
-    @admin.display(description="thread", ordering="thread__thread_id")
-    def thread_link(self, obj: Checkpoint) -> SafeString | str:
-        return admin_link(obj.thread, obj.thread.thread_id)
-
-    @admin.display(description="workspace")
-    def workspace_link(self, obj: Checkpoint) -> SafeString | str:
-        return admin_link(obj.workspace)
+    thread_link = THREAD_LINK
+    workspace_link = link_column("workspace", description="workspace")
+    state_view = json_column("state", stored_text=True)
+    context_view = json_column("context", stored_text=True)
+    metadata_view = json_column("metadata", stored_text=True)
 
     @admin.display(description="parent")
     def parent_link(self, obj: Checkpoint) -> SafeString | str:
@@ -181,18 +179,6 @@ class CheckpointAdmin(ReadOnlyAdminMixin, CairnModelAdmin):
         )
         return format_html('<a href="{}?{}">Open in the dashboard</a>', url, urlencode({"ns": obj.namespace}))
 
-    @admin.display(description="state")
-    def state_view(self, obj: Checkpoint) -> SafeString | str:
-        return json_field(obj.state)
-
-    @admin.display(description="context")
-    def context_view(self, obj: Checkpoint) -> SafeString | str:
-        return json_field(obj.context)
-
-    @admin.display(description="metadata")
-    def metadata_view(self, obj: Checkpoint) -> SafeString | str:
-        return json_field(obj.metadata)
-
 
 @admin.register(PendingWrite)
 class PendingWriteAdmin(ReadOnlyAdminMixin, CairnModelAdmin):
@@ -226,11 +212,5 @@ class PendingWriteAdmin(ReadOnlyAdminMixin, CairnModelAdmin):
         "value_view",
     )
     readonly_fields = fields
-
-    @admin.display(description="thread", ordering="thread__thread_id")
-    def thread_link(self, obj: PendingWrite) -> SafeString | str:
-        return admin_link(obj.thread, obj.thread.thread_id)
-
-    @admin.display(description="value")
-    def value_view(self, obj: PendingWrite) -> SafeString | str:
-        return json_field(obj.value)
+    thread_link = THREAD_LINK
+    value_view = json_column("value", stored_text=True)

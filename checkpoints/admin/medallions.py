@@ -12,8 +12,9 @@ from checkpoints.admin.base import (
     CairnModelAdmin,
     ReadOnlyAdminMixin,
     WorkspaceFilter,
-    admin_link,
-    json_value,
+    delete_operation,
+    json_column,
+    link_column,
 )
 from checkpoints.models import Medallion, MedallionRevision
 from checkpoints.services.audit import Actor
@@ -27,11 +28,6 @@ def _mark_stale(medallion: Medallion, actor: Actor) -> bool:
     return True
 
 
-def _delete(medallion: Medallion, actor: Actor) -> bool:
-    medallion_delete(medallion=medallion, actor=actor)
-    return True
-
-
 MARK_STALE = BulkOperation(
     "stale",
     "Mark all matching medallions stale",
@@ -39,12 +35,11 @@ MARK_STALE = BulkOperation(
     "is a new revision and is audited.",
     _mark_stale,
 )
-DELETE = BulkOperation(
-    "delete",
-    "Delete all matching medallions",
+DELETE = delete_operation(
+    "medallions",
     "Each medallion and its revisions are deleted; the audit event keeps its scope and version.",
-    _delete,
-    permission="delete",
+    medallion_delete,
+    "medallion",
 )
 
 
@@ -67,7 +62,6 @@ class MedallionAdmin(ReadOnlyAdminMixin, CairnModelAdmin):
     list_select_related = ("workspace",)
     changelist_defer = ("subsystems", "decisions", "open_questions", "affordances")
     bulk_operations = (MARK_STALE, DELETE)
-    actions = [CairnModelAdmin.action_for(op) for op in bulk_operations]
     fields = (
         "dashboard",
         "medallion_id",
@@ -91,31 +85,16 @@ class MedallionAdmin(ReadOnlyAdminMixin, CairnModelAdmin):
         "updated_at",
     )
     readonly_fields = fields
+    source_thread_link = link_column("source_thread", "thread_id", description="source thread")
+    subsystems_view = json_column("subsystems")
+    decisions_view = json_column("decisions")
+    open_questions_view = json_column("open_questions")
+    affordances_view = json_column("affordances")
 
     @admin.display(description="dashboard")
     def dashboard(self, obj: Medallion) -> SafeString:
         url = reverse("dashboard:medallion", args=[obj.workspace.slug, obj.medallion_id])
         return format_html('<a href="{}">Open with its revision history</a>', url)
-
-    @admin.display(description="source thread")
-    def source_thread_link(self, obj: Medallion) -> SafeString | str:
-        return admin_link(obj.source_thread, obj.source_thread.thread_id) if obj.source_thread else "—"
-
-    @admin.display(description="subsystems")
-    def subsystems_view(self, obj: Medallion) -> SafeString:
-        return json_value(obj.subsystems)
-
-    @admin.display(description="decisions")
-    def decisions_view(self, obj: Medallion) -> SafeString:
-        return json_value(obj.decisions)
-
-    @admin.display(description="open questions")
-    def open_questions_view(self, obj: Medallion) -> SafeString:
-        return json_value(obj.open_questions)
-
-    @admin.display(description="affordances")
-    def affordances_view(self, obj: Medallion) -> SafeString:
-        return json_value(obj.affordances)
 
 
 @admin.register(MedallionRevision)
@@ -140,15 +119,6 @@ class MedallionRevisionAdmin(ReadOnlyAdminMixin, CairnModelAdmin):
         "evidence_view",
     )
     readonly_fields = fields
-
-    @admin.display(description="medallion")
-    def medallion_link(self, obj: MedallionRevision) -> SafeString | str:
-        return admin_link(obj.medallion, obj.medallion.medallion_id)
-
-    @admin.display(description="content")
-    def content_view(self, obj: MedallionRevision) -> SafeString:
-        return json_value(obj.content)
-
-    @admin.display(description="evidence")
-    def evidence_view(self, obj: MedallionRevision) -> SafeString:
-        return json_value(obj.evidence)
+    medallion_link = link_column("medallion", "medallion_id", description="medallion")
+    content_view = json_column("content")
+    evidence_view = json_column("evidence")

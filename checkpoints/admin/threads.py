@@ -14,12 +14,15 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from checkpoints.admin.base import (
+    THREAD_LINK,
     BulkOperation,
     CairnModelAdmin,
     ReadOnlyAdminMixin,
     WorkspaceFilter,
-    admin_link,
-    json_value,
+    YesNoFilter,
+    delete_operation,
+    json_column,
+    link_column,
 )
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import Message, Thread
@@ -29,22 +32,16 @@ from checkpoints.services.search import messages_matching
 from checkpoints.services.threads import thread_delete, thread_prune
 
 
-def _delete(thread: Thread, actor: Actor) -> bool:
-    thread_delete(thread=thread, actor=actor)
-    return True
-
-
 def _prune(thread: Thread, actor: Actor) -> bool:
     return thread_prune(thread=thread, strategy="keep_latest", actor=actor) > 0
 
 
-DELETE = BulkOperation(
-    "delete",
-    "Delete all matching threads",
+DELETE = delete_operation(
+    "threads",
     "Each thread and everything under it (checkpoints, pending writes, messages) is erased for good; an "
     "audit event thread.delete remains for each.",
-    _delete,
-    permission="delete",
+    thread_delete,
+    "thread",
 )
 PRUNE = BulkOperation(
     "prune",
@@ -55,21 +52,14 @@ PRUNE = BulkOperation(
 )
 
 
-class ForkedFilter(admin.SimpleListFilter):
+class ForkedFilter(YesNoFilter):
     title = "origin"
     parameter_name = "forked"
+    options = (("yes", "Forked from another thread"), ("no", "Not a fork"))
 
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("yes", "Forked from another thread"), ("no", "Not a fork")]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        if self.value() in ("yes", "no"):
-            return (
-                queryset.exclude(forked_from_checkpoint_id="")
-                if self.value() == "yes"
-                else queryset.filter(forked_from_checkpoint_id="")
-            )
-        return queryset
+    def filter_by(self, queryset: QuerySet[Any], yes: bool) -> QuerySet[Any]:
+        forks = {"forked_from_checkpoint_id": ""}
+        return queryset.exclude(**forks) if yes else queryset.filter(**forks)
 
 
 @admin.register(Thread)
@@ -92,7 +82,6 @@ class ThreadAdmin(ReadOnlyAdminMixin, CairnModelAdmin):
     list_select_related = ("workspace", "forked_from")
     changelist_defer = ("metadata", "scope")
     bulk_operations = (DELETE, PRUNE)
-    actions = [CairnModelAdmin.action_for(op) for op in bulk_operations]
     fields = (
         "dashboard",
         "workspace",
@@ -116,19 +105,13 @@ class ThreadAdmin(ReadOnlyAdminMixin, CairnModelAdmin):
         "messages_link",
     )
     readonly_fields = fields
-
-    @admin.display(description="forked from")
-    def forked_from_link(self, obj: Thread) -> SafeString | str:
-        return admin_link(obj.forked_from, obj.forked_from.thread_id) if obj.forked_from else "—"
+    forked_from_link = link_column("forked_from", "thread_id", description="forked from")
+    metadata_view = json_column("metadata")
 
     @admin.display(description="dashboard")
     def dashboard(self, obj: Thread) -> SafeString:
         url = reverse("dashboard:thread", kwargs={"slug": obj.workspace.slug, "thread_id": obj.thread_id})
         return format_html('<a href="{}">Open in the dashboard</a>', url)
-
-    @admin.display(description="metadata")
-    def metadata_view(self, obj: Thread) -> SafeString:
-        return json_value(obj.metadata)
 
     @admin.display(description="checkpoints")
     def checkpoints_link(self, obj: Thread) -> SafeString:
@@ -141,17 +124,11 @@ class ThreadAdmin(ReadOnlyAdminMixin, CairnModelAdmin):
         return format_html('<a href="{}?q={}">Messages of this thread</a>', url, obj.thread_id)
 
 
-def _delete_message(message: Message, actor: Actor) -> bool:
-    message_delete(message=message, actor=actor)
-    return True
-
-
-DELETE_MESSAGES = BulkOperation(
-    "delete",
-    "Delete all matching messages",
+DELETE_MESSAGES = delete_operation(
+    "messages",
     "Each message is erased for good (seqs of the others do not change); each deletion is audited.",
-    _delete_message,
-    permission="delete",
+    message_delete,
+    "message",
 )
 
 
@@ -169,7 +146,6 @@ class MessageAdmin(ReadOnlyAdminMixin, CairnModelAdmin):
     list_select_related = ("thread",)
     changelist_defer = ("content", "content_blocks", "tool_calls", "usage", "metadata", "search_text")
     bulk_operations = (DELETE_MESSAGES,)
-    actions = [CairnModelAdmin.action_for(op) for op in bulk_operations]
     fields = (
         "thread_link",
         "seq",
@@ -186,6 +162,7 @@ class MessageAdmin(ReadOnlyAdminMixin, CairnModelAdmin):
         "created_at",
     )
     readonly_fields = fields
+    thread_link = THREAD_LINK
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         # The list shows the start of each message without loading the (deferred) whole text.
@@ -209,7 +186,3 @@ class MessageAdmin(ReadOnlyAdminMixin, CairnModelAdmin):
     def preview(self, obj: Message) -> str:
         start: str = getattr(obj, "content_start", "") or ""
         return start + ("…" if len(start) == 120 else "")
-
-    @admin.display(description="thread", ordering="thread__thread_id")
-    def thread_link(self, obj: Message) -> SafeString | str:
-        return admin_link(obj.thread, obj.thread.thread_id)

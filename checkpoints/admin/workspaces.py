@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from checkpoints.admin.base import BulkOperation, CairnModelAdmin, WorkspaceFilter
+from checkpoints.admin.base import BulkOperation, CairnModelAdmin, WorkspaceFilter, YesNoFilter
 from checkpoints.models import ApiKey, Membership, Workspace
 from checkpoints.services.audit import Actor
 from checkpoints.services.retention import POLICY_FIELDS, retention_policy_update
@@ -126,17 +126,13 @@ REVOKE = BulkOperation(
 )
 
 
-class RevokedFilter(admin.SimpleListFilter):
+class RevokedFilter(YesNoFilter):
     title = "revoked"
     parameter_name = "revoked"
+    options = (("no", "Active"), ("yes", "Revoked"))
 
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("no", "Active"), ("yes", "Revoked")]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        if self.value() in ("yes", "no"):
-            return queryset.filter(revoked_at__isnull=self.value() == "no")
-        return queryset
+    def filter_by(self, queryset: QuerySet[Any], yes: bool) -> QuerySet[Any]:
+        return queryset.filter(revoked_at__isnull=not yes)
 
 
 @admin.register(ApiKey)
@@ -157,7 +153,6 @@ class ApiKeyAdmin(CairnModelAdmin):
     date_hierarchy = "created_at"
     list_select_related = ("workspace",)
     bulk_operations = (REVOKE,)
-    actions = [CairnModelAdmin.action_for(op) for op in bulk_operations]
     # Only harmless labels are editable here; scope, expiry and revocation change what a key can do.
     fields = (
         "workspace",

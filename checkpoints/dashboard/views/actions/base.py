@@ -35,9 +35,11 @@ class ConfirmAction(View):
         """The object acted upon, looked up in `workspace` (NotFound otherwise)."""
         return workspace
 
+    # What the action will do, in one or two sentences; `{target.…}` fields are filled in from the target.
+    explanation_text = ""
+
     def explanation(self, target: Any) -> str:
-        """What the action will do, in one or two sentences."""
-        return ""
+        return self.explanation_text.format(target=target)
 
     # The two hooks every action defines (each subclass in this package overrides both).
     def cancel_url(self, workspace: Workspace, target: Any) -> str:

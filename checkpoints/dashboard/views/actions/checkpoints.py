@@ -43,12 +43,10 @@ class ExpireAction(CheckpointAction):
     title = "Expire this checkpoint now"
     button = "Expire now"
     danger = True
-
-    def explanation(self, target: Checkpoint) -> str:
-        return (
-            f"Checkpoint {target.checkpoint_id} becomes a tombstone: its state, context, metadata and "
-            "pending writes are erased for good; its ids, parent and checksum stay for lineage and audits."
-        )
+    explanation_text = (
+        "Checkpoint {target.checkpoint_id} becomes a tombstone: its state, context, metadata and "
+        "pending writes are erased for good; its ids, parent and checksum stay for lineage and audits."
+    )
 
     def perform(self, workspace: Workspace, target: Checkpoint, form: forms.Form) -> HttpResponse:
         checkpoint_expire(checkpoint=target, actor=actor_for(self.request))

@@ -21,19 +21,21 @@ def keys_url(workspace: Workspace) -> str:
     return reverse("dashboard:keys", kwargs={"slug": workspace.slug})
 
 
-class ApiKeyCreateAction(ConfirmAction):
-    form_class = ApiKeyCreateForm
-    title = "Create an API key"
-    button = "Create key"
-
-    def explanation(self, target: Workspace) -> str:
-        return (
-            f"The key works for workspace {target.slug} only. Its secret is shown once, on the next page: "
-            "Cairn stores only a hash of it."
-        )
+class KeyAction(ConfirmAction):
+    """An action started from the workspace's API keys page, which it leads back to."""
 
     def cancel_url(self, workspace: Workspace, target: Any) -> str:
         return keys_url(workspace)
+
+
+class ApiKeyCreateAction(KeyAction):
+    form_class = ApiKeyCreateForm
+    title = "Create an API key"
+    button = "Create key"
+    explanation_text = (
+        "The key works for workspace {target.slug} only. Its secret is shown once, on the next page: "
+        "Cairn stores only a hash of it."
+    )
 
     def perform(self, workspace: Workspace, target: Workspace, form: forms.Form) -> HttpResponse:
         assert isinstance(form, ApiKeyCreateForm)
@@ -50,22 +52,19 @@ class ApiKeyCreateAction(ConfirmAction):
         return response
 
 
-class ApiKeyRevokeAction(ConfirmAction):
+class ApiKeyRevokeAction(KeyAction):
     title = "Revoke this API key"
     button = "Revoke key"
     danger = True
+    explanation_text = (
+        "Requests with key {target.prefix}… ({target.name}) are refused from the next request on."
+    )
 
     def target(self, workspace: Workspace, **kwargs: Any) -> ApiKey:
         key = ApiKey.objects.filter(workspace=workspace, prefix=kwargs["prefix"]).first()
         if key is None:
             raise NotFound("No such API key in this workspace.")
         return key
-
-    def explanation(self, target: ApiKey) -> str:
-        return f"Requests with key {target.prefix}… ({target.name}) are refused from the next request on."
-
-    def cancel_url(self, workspace: Workspace, target: Any) -> str:
-        return keys_url(workspace)
 
     def perform(self, workspace: Workspace, target: ApiKey, form: forms.Form) -> HttpResponse:
         api_key_revoke(api_key=target, actor=actor_for(self.request))

@@ -22,19 +22,21 @@ from checkpoints.services.retention import (
 )
 
 
-class SweepAction(ConfirmAction):
-    title = "Run a retention sweep now"
-    button = "Sweep now"
-    danger = True
-
-    def explanation(self, target: Workspace) -> str:
-        return (
-            "Expired checkpoints become tombstones and the workspace's retention rules are applied now, in a "
-            "background job, exactly as the scheduled sweep would. The preview shows what it will do."
-        )
+class RetentionAction(ConfirmAction):
+    """An action started from the workspace's retention page, which it leads back to."""
 
     def cancel_url(self, workspace: Workspace, target: Any) -> str:
         return reverse("dashboard:retention", kwargs={"slug": workspace.slug})
+
+
+class SweepAction(RetentionAction):
+    title = "Run a retention sweep now"
+    button = "Sweep now"
+    danger = True
+    explanation_text = (
+        "Expired checkpoints become tombstones and the workspace's retention rules are applied now, in a "
+        "background job, exactly as the scheduled sweep would. The preview shows what it will do."
+    )
 
     def perform(self, workspace: Workspace, target: Workspace, form: forms.Form) -> HttpResponse:
         job = retention_sweep_submit(workspace=workspace, actor=actor_for(self.request))
@@ -42,7 +44,7 @@ class SweepAction(ConfirmAction):
         return HttpResponseRedirect(self.cancel_url(workspace, target))
 
 
-class RetentionPolicyAction(ConfirmAction):
+class RetentionPolicyAction(RetentionAction):
     """Edit the policy; "Preview" shows what retention would do under the values in the form, unsaved."""
 
     form_class = RetentionPolicyForm
@@ -50,15 +52,10 @@ class RetentionPolicyAction(ConfirmAction):
     title = "Edit the retention policy"
     button = "Save policy"
     danger = True
-
-    def explanation(self, target: Workspace) -> str:
-        return (
-            "Shorter limits delete data at the next sweep, purge or idle-thread expiry. Preview the policy "
-            "in the form before saving it: the preview changes nothing."
-        )
-
-    def cancel_url(self, workspace: Workspace, target: Any) -> str:
-        return reverse("dashboard:retention", kwargs={"slug": workspace.slug})
+    explanation_text = (
+        "Shorter limits delete data at the next sweep, purge or idle-thread expiry. Preview the policy "
+        "in the form before saving it: the preview changes nothing."
+    )
 
     def initial(self, target: Workspace) -> dict[str, Any]:
         return retention_policy(target)

@@ -23,13 +23,11 @@ class ThreadScopeAction(ThreadAction):
     form_class = ScopeForm
     title = "Set this thread's medallion scope"
     button = "Save scope"
-
-    def explanation(self, target: Thread) -> str:
-        return (
-            "Summaries of a thread go into the medallion of its scope: the graph nodes and tags it covers. "
-            "Agents that later ask for a medallion with these nodes or tags get this thread's decisions. "
-            "The scope replaces the current one (the API's PATCH threads/{id}/ sets the same field)."
-        )
+    explanation_text = (
+        "Summaries of a thread go into the medallion of its scope: the graph nodes and tags it covers. "
+        "Agents that later ask for a medallion with these nodes or tags get this thread's decisions. "
+        "The scope replaces the current one (the API's PATCH threads/{{id}}/ sets the same field)."
+    )
 
     def initial(self, target: Thread) -> dict[str, Any]:
         scope = thread_scope(target)

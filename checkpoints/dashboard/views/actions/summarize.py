@@ -18,12 +18,10 @@ from checkpoints.services.medallion_summaries import thread_scope, thread_summar
 class ThreadSummarizeAction(ThreadAction):
     title = "Summarise this thread now"
     button = "Summarise"
-
-    def explanation(self, target: Thread) -> str:
-        return (
-            "The messages since the last summary are summarised into the thread's medallion, as a background "
-            "job. The job appears on the thread page."
-        )
+    explanation_text = (
+        "The messages since the last summary are summarised into the thread's medallion, as a background "
+        "job. The job appears on the thread page."
+    )
 
     def get(self, request: HttpRequest, workspace: Workspace, **kwargs: Any) -> HttpResponse:
         target = self.target(workspace, **kwargs)

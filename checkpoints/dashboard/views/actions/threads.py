@@ -37,13 +37,11 @@ class ForkAction(CheckpointAction):
     template_name = "checkpoints/dashboard/fork.html"
     title = "Fork a thread from this checkpoint"
     button = "Fork"
-
-    def explanation(self, target: Checkpoint) -> str:
-        return (
-            f"A new thread starts from checkpoint {target.checkpoint_id} of {target.thread.thread_id}: its "
-            f"head is a copy of this checkpoint (with the state below, edited or not) and it gets the "
-            f"messages up to #{target.message_seq} you keep. The source thread is not changed."
-        )
+    explanation_text = (
+        "A new thread starts from checkpoint {target.checkpoint_id} of {target.thread.thread_id}: its "
+        "head is a copy of this checkpoint (with the state below, edited or not) and it gets the "
+        "messages up to #{target.message_seq} you keep. The source thread is not changed."
+    )
 
     def make_form(self, target: Checkpoint, data: Any = None) -> ForkForm:
         if data is None:
@@ -73,12 +71,10 @@ class ThreadDeleteAction(ThreadAction):
     title = "Delete this thread"
     button = "Delete thread"
     danger = True
-
-    def explanation(self, target: Thread) -> str:
-        return (
-            f"Thread {target.thread_id} and everything under it (checkpoints, pending writes, messages) are "
-            "erased for good. Only the audit event remains. Medallions summarised from it are kept."
-        )
+    explanation_text = (
+        "Thread {target.thread_id} and everything under it (checkpoints, pending writes, messages) are "
+        "erased for good. Only the audit event remains. Medallions summarised from it are kept."
+    )
 
     def perform(self, workspace: Workspace, target: Thread, form: forms.Form) -> HttpResponse:
         thread_delete(thread=target, actor=actor_for(self.request))
@@ -91,9 +87,9 @@ class ThreadPruneAction(ThreadAction):
     title = "Prune this thread's checkpoints"
     button = "Prune"
     danger = True
-
-    def explanation(self, target: Thread) -> str:
-        return "Pruned checkpoints are deleted for good, with their pending writes. Messages are kept."
+    explanation_text = (
+        "Pruned checkpoints are deleted for good, with their pending writes. Messages are kept."
+    )
 
     def initial(self, target: Any) -> dict[str, Any]:
         return {"strategy": "keep_latest"}
