@@ -7,12 +7,14 @@ import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import jsonpatch
 import pytest
 from django.core.cache import cache
 from django.db import connection
 from rest_framework.test import APIClient
 
 from checkpoints.models import ApiKey, Workspace
+from checkpoints.services import checkpoint_reads
 from checkpoints.services.workspaces import api_key_create
 from tests.factories import WorkspaceFactory
 
@@ -101,3 +103,17 @@ def other_api(make_client: Callable[..., ApiClient], other_workspace: Workspace)
 
 def is_postgres() -> bool:
     return connection.vendor == "postgresql"
+
+
+@pytest.fixture
+def patch_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the comparisons that start (the step whose cost grows with the documents)."""
+    calls: list[int] = []
+    original = jsonpatch.make_patch
+
+    def counted(source: Any, target: Any) -> jsonpatch.JsonPatch:
+        calls.append(1)
+        return original(source, target)
+
+    monkeypatch.setattr(checkpoint_reads.jsonpatch, "make_patch", counted)
+    return calls

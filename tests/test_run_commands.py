@@ -30,6 +30,11 @@ def run(command: str, *args: str) -> str:
     return out.getvalue()
 
 
+def _row_counts() -> tuple[int, ...]:
+    """How many threads, checkpoints, messages, jobs, API keys and audit events are stored."""
+    return tuple(model.objects.count() for model in (Thread, Checkpoint, Message, Job, ApiKey, AuditEvent))
+
+
 def test_it_seeds_the_demo_once_and_prints_each_secret_once() -> None:
     first = run("seed_demo")
     key_match, password_match = KEY.search(first), PASSWORD.search(first)
@@ -44,26 +49,12 @@ def test_it_seeds_the_demo_once_and_prints_each_secret_once() -> None:
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {key_match.group(1)}")
     assert client.get("/api/v1/retention/").status_code == 200  # the printed key works
 
-    counts = (
-        Thread.objects.count(),
-        Checkpoint.objects.count(),
-        Message.objects.count(),
-        Job.objects.count(),
-        ApiKey.objects.count(),
-        AuditEvent.objects.count(),
-    )
+    counts = _row_counts()
     second = run("seed_demo")
     assert not KEY.search(second) and not PASSWORD.search(second)
     assert "create_api_key --workspace demo" in second and "changepassword admin" in second
     assert "Demo data loaded: nothing new" in second
-    assert (
-        Thread.objects.count(),
-        Checkpoint.objects.count(),
-        Message.objects.count(),
-        Job.objects.count(),
-        ApiKey.objects.count(),
-        AuditEvent.objects.count(),
-    ) == counts
+    assert _row_counts() == counts
     assert get_user_model().objects.get(username="admin").check_password(password_match.group(1))
 
 

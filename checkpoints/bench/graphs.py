@@ -146,7 +146,7 @@ def relation_bytes(database_url: str, tables: Sequence[str]) -> int:
         return total
 
 
-def _value_bytes(database_url: str, query: str, params: Sequence[Any]) -> int:
+def _value_bytes(database_url: str, query: str, params: dict[str, str]) -> int:
     with psycopg.connect(database_url) as conn:
         row = conn.execute(query, params).fetchone()
         return int(row[0] or 0) if row else 0
@@ -160,6 +160,20 @@ async def _chat(saver: BaseCheckpointSaver[Any], thread_id: str, turns: int) -> 
         await graph.ainvoke({"messages": [HumanMessage(content=sentence(rng, 25))]}, config)
 
 
+def _storage_used(
+    database_url: str, tables: tuple[str, ...], before: int, thread_id: str, *, value_sql: str, count_sql: str
+) -> dict[str, Any]:
+    """What one saver's chat took: relation growth since `before`, payload bytes and checkpoints of the
+    thread (both queries take the thread id as `%(thread)s`)."""
+    params = {"thread": thread_id}
+    return {
+        "relation_bytes": relation_bytes(database_url, tables) - before,
+        "value_bytes": _value_bytes(database_url, value_sql, params),
+        "checkpoints": _value_bytes(database_url, count_sql, params),
+        "tables": list(tables),
+    }
+
+
 async def _storage_all(database_url: str, base_url: str, api_key: str, turns: int) -> dict[str, Any]:
     results: dict[str, Any] = {"turns": turns}
     thread_id = f"chat-{uuid.uuid4().hex}"
@@ -169,45 +183,34 @@ async def _storage_all(database_url: str, base_url: str, api_key: str, turns: in
         await _chat(cairn, thread_id, turns)
     finally:
         await cairn.aclose()
-    cairn_checkpoints = _value_bytes(
+    results["cairn"] = _storage_used(
         database_url,
-        "SELECT count(*) FROM checkpoints_checkpoint c JOIN checkpoints_thread t ON t.id = c.thread_id "
-        "WHERE t.thread_id = %s",
-        (thread_id,),
+        CAIRN_TABLES,
+        before,
+        thread_id,
+        value_sql="SELECT coalesce(sum(octet_length(c.state) + octet_length(c.context) "
+        "+ octet_length(c.metadata)), 0) + coalesce((SELECT sum(octet_length(w.value)) "
+        "FROM checkpoints_pendingwrite w JOIN checkpoints_thread t2 ON t2.id = w.thread_id "
+        "WHERE t2.thread_id = %(thread)s), 0) FROM checkpoints_checkpoint c "
+        "JOIN checkpoints_thread t ON t.id = c.thread_id WHERE t.thread_id = %(thread)s",
+        count_sql="SELECT count(*) FROM checkpoints_checkpoint c JOIN checkpoints_thread t "
+        "ON t.id = c.thread_id WHERE t.thread_id = %(thread)s",
     )
-    results["cairn"] = {
-        "relation_bytes": relation_bytes(database_url, CAIRN_TABLES) - before,
-        "value_bytes": _value_bytes(
-            database_url,
-            "SELECT coalesce(sum(octet_length(c.state) + octet_length(c.context) "
-            "+ octet_length(c.metadata)), 0) + coalesce((SELECT sum(octet_length(w.value)) "
-            "FROM checkpoints_pendingwrite w JOIN checkpoints_thread t2 ON t2.id = w.thread_id "
-            "WHERE t2.thread_id = %s), 0) FROM checkpoints_checkpoint c "
-            "JOIN checkpoints_thread t ON t.id = c.thread_id WHERE t.thread_id = %s",
-            (thread_id, thread_id),
-        ),
-        "checkpoints": cairn_checkpoints,
-        "tables": list(CAIRN_TABLES),
-    }
     async with AsyncPostgresSaver.from_conn_string(database_url) as postgres:
         await postgres.setup()
         before = relation_bytes(database_url, LANGGRAPH_TABLES)
         await _chat(postgres, thread_id, turns)
-    results["postgres"] = {
-        "relation_bytes": relation_bytes(database_url, LANGGRAPH_TABLES) - before,
-        "value_bytes": _value_bytes(
-            database_url,
-            "SELECT (SELECT coalesce(sum(octet_length(checkpoint::text) + octet_length(metadata::text)), 0) "
-            "FROM checkpoints WHERE thread_id = %s) + (SELECT coalesce(sum(octet_length(blob)), 0) "
-            "FROM checkpoint_blobs WHERE thread_id = %s) + (SELECT coalesce(sum(octet_length(blob)), 0) "
-            "FROM checkpoint_writes WHERE thread_id = %s)",
-            (thread_id, thread_id, thread_id),
-        ),
-        "checkpoints": _value_bytes(
-            database_url, "SELECT count(*) FROM checkpoints WHERE thread_id = %s", (thread_id,)
-        ),
-        "tables": list(LANGGRAPH_TABLES),
-    }
+    results["postgres"] = _storage_used(
+        database_url,
+        LANGGRAPH_TABLES,
+        before,
+        thread_id,
+        value_sql="SELECT (SELECT coalesce(sum(octet_length(checkpoint::text) "
+        "+ octet_length(metadata::text)), 0) FROM checkpoints WHERE thread_id = %(thread)s) "
+        "+ (SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_blobs WHERE thread_id = %(thread)s) "
+        "+ (SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_writes WHERE thread_id = %(thread)s)",
+        count_sql="SELECT count(*) FROM checkpoints WHERE thread_id = %(thread)s",
+    )
     pg, ours = results["postgres"]["relation_bytes"], results["cairn"]["relation_bytes"]
     results["ratio_relation_bytes"] = round(ours / pg, 2) if pg else None
     return results

@@ -23,26 +23,23 @@ FLOOR_APP = "checkpoints.bench.floor"
 KB, MB = 1024, 1024 * 1024
 
 
+# (payload size, concurrent clients, saves per client in a full run, in a --quick run)
+SAVE_PLAN = (
+    (2 * KB, 1, 1000, 20),
+    (2 * KB, 16, 100, 2),
+    (100 * KB, 1, 300, 5),
+    (100 * KB, 16, 30, 1),
+    (1 * MB, 1, 60, 3),
+    (1 * MB, 16, 8, 1),
+)
+
+
 def full_save_cases() -> list[SaveCase]:
-    return [
-        SaveCase(2 * KB, 1, 1000),
-        SaveCase(2 * KB, 16, 100),
-        SaveCase(100 * KB, 1, 300),
-        SaveCase(100 * KB, 16, 30),
-        SaveCase(1 * MB, 1, 60),
-        SaveCase(1 * MB, 16, 8),
-    ]
+    return [SaveCase(size, clients, full) for size, clients, full, _ in SAVE_PLAN]
 
 
 def quick_save_cases() -> list[SaveCase]:
-    return [
-        SaveCase(2 * KB, 1, 20),
-        SaveCase(2 * KB, 16, 2),
-        SaveCase(100 * KB, 1, 5),
-        SaveCase(100 * KB, 16, 1),
-        SaveCase(1 * MB, 1, 3),
-        SaveCase(1 * MB, 16, 1),
-    ]
+    return [SaveCase(size, clients, quick) for size, clients, _, quick in SAVE_PLAN]
 
 
 @dataclass

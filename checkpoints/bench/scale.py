@@ -122,21 +122,13 @@ def grow(database_url: str, data: ScaleData, rows: int, log: Callable[[str], Non
         pks = thread_pks(conn, data.workspace_pk, names)
 
         def checkpoints() -> Iterator[dict[str, Any]]:
-            if first:
-                yield from chain(
-                    workspace_pk=data.workspace_pk,
-                    thread_pk=pks[HOT_THREAD],
-                    thread_id=HOT_THREAD,
-                    length=hot_rows,
-                    state=state,
-                    start=BASE_TIME,
-                )
-            for thread_id in new_threads:
+            lengths = [(HOT_THREAD, hot_rows)] if first else []
+            for thread_id, length in lengths + [(name, COLD_PER_THREAD) for name in new_threads]:
                 yield from chain(
                     workspace_pk=data.workspace_pk,
                     thread_pk=pks[thread_id],
                     thread_id=thread_id,
-                    length=COLD_PER_THREAD,
+                    length=length,
                     state=state,
                     start=BASE_TIME,
                 )

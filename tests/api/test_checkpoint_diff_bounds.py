@@ -4,9 +4,7 @@ a 422 naming the limit before any comparison starts; everything under it diffs a
 from __future__ import annotations
 
 import time
-from typing import Any
 
-import jsonpatch
 import pytest
 import yaml
 from pytest_django.fixtures import Settings as SettingsWrapper
@@ -20,20 +18,6 @@ from tests.factories import make_checkpoint
 pytestmark = pytest.mark.django_db
 
 CPS = "/api/v1/threads/t1/checkpoints/"
-
-
-@pytest.fixture
-def patch_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Counts the comparisons that start (the step whose cost grows with the documents)."""
-    calls: list[int] = []
-    original = jsonpatch.make_patch
-
-    def counted(source: Any, target: Any) -> jsonpatch.JsonPatch:
-        calls.append(1)
-        return original(source, target)
-
-    monkeypatch.setattr(checkpoint_reads.jsonpatch, "make_patch", counted)
-    return calls
 
 
 def large_pair(workspace: Workspace, keys: int) -> Checkpoint:

@@ -11,6 +11,7 @@ import time_machine
 
 from checkpoints.integrity import format_timestamp
 from checkpoints.models import AuditEvent, Checkpoint, PendingWrite, Workspace
+from tests.api.errors import assert_not_found
 from tests.conftest import ApiClient
 
 pytestmark = pytest.mark.django_db
@@ -131,13 +132,7 @@ def test_it_falls_back_to_the_previous_live_checkpoint_for_the_state(
 def test_it_answers_404_for_the_state_once_every_checkpoint_expired(api: ApiClient, clock: Any) -> None:
     _save(api, "only", ttl_seconds=5)
     clock.move_to(T0 + timedelta(seconds=5))
-    response = api.get(f"{THREAD}state/")
-    assert response.status_code == 404
-    assert response.json()["error"] == {
-        "code": "not_found",
-        "message": "Thread 't1' has no checkpoint in namespace ''.",
-        "details": {},
-    }
+    assert_not_found(api.get(f"{THREAD}state/"), "Thread 't1' has no checkpoint in namespace ''.")
 
 
 def test_it_never_expires_a_pinned_checkpoint(api: ApiClient, clock: Any) -> None:

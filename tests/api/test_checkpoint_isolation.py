@@ -14,6 +14,7 @@ from checkpoints.api import urls as api_urls
 from checkpoints.models import ApiKey, Checkpoint, PendingWrite, Thread
 from checkpoints.services.audit import Actor
 from checkpoints.services.checkpoints import checkpoint_handoff
+from tests.api.errors import assert_not_found
 from tests.conftest import ApiClient
 from tests.factories import WorkspaceFactory, make_checkpoint, make_pending_write
 
@@ -200,12 +201,7 @@ def test_it_does_not_diff_against_another_workspaces_checkpoint(
     response = stranger.get(
         "/api/v1/threads/t-b/checkpoints/c-b/diff/", {"against": "c-2", "against_thread_id": "t-a"}
     )
-    assert response.status_code == 404
-    assert response.json()["error"] == {
-        "code": "not_found",
-        "message": "Checkpoint 'c-2' not found.",
-        "details": {},
-    }
+    assert_not_found(response, "Checkpoint 'c-2' not found.")
 
 
 def test_it_does_not_page_past_another_workspaces_checkpoint(owner_data: None, stranger: ApiClient) -> None:

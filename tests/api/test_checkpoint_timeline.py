@@ -13,6 +13,7 @@ from checkpoints.models import Workspace
 from checkpoints.services.audit import Actor
 from checkpoints.services.checkpoint_reads import checkpoint_get
 from checkpoints.services.checkpoints import checkpoint_handoff
+from tests.api.errors import assert_not_found
 from tests.conftest import ApiClient
 from tests.factories import make_checkpoint
 
@@ -121,9 +122,7 @@ def test_it_does_not_skip_or_repeat_rows_saved_between_pages(
 
 
 def test_it_answers_404_for_the_timeline_of_an_unknown_thread(api: ApiClient) -> None:
-    response = api.get("/api/v1/threads/nope/checkpoints/")
-    assert response.status_code == 404
-    assert response.json()["error"]["message"] == "Thread 'nope' not found."
+    assert_not_found(api.get("/api/v1/threads/nope/checkpoints/"), "Thread 'nope' not found.")
 
 
 def test_it_refuses_an_ambiguous_before_anchor(api: ApiClient, workspace: Workspace) -> None:
@@ -221,9 +220,4 @@ def test_it_answers_ambiguous_id_for_one_id_in_two_namespaces_unless_one_is_name
 
 def test_it_answers_404_by_id_for_an_unknown_checkpoint(api: ApiClient) -> None:
     response = api.get("/api/v1/checkpoints/nope/")
-    assert response.status_code == 404
-    assert response.json()["error"] == {
-        "code": "not_found",
-        "message": "Checkpoint 'nope' not found.",
-        "details": {},
-    }
+    assert_not_found(response, "Checkpoint 'nope' not found.")

@@ -11,6 +11,7 @@ from checkpoints.models import PendingWrite, Thread, Workspace
 from checkpoints.services.audit import Actor
 from checkpoints.services.checkpoint_reads import checkpoint_get
 from checkpoints.services.checkpoints import checkpoint_expire
+from tests.api.errors import assert_not_found
 from tests.conftest import ApiClient
 from tests.factories import make_checkpoint
 
@@ -124,9 +125,7 @@ def test_it_answers_410_for_the_writes_of_an_expired_checkpoint(api: ApiClient, 
 
 
 def test_it_answers_404_for_the_writes_of_an_unknown_thread(api: ApiClient) -> None:
-    response = api.get("/api/v1/threads/nope/checkpoints/c1/writes/")
-    assert response.status_code == 404
-    assert response.json()["error"]["message"] == "Thread 'nope' not found."
+    assert_not_found(api.get("/api/v1/threads/nope/checkpoints/c1/writes/"), "Thread 'nope' not found.")
 
 
 def test_it_lists_no_writes_for_a_checkpoint_without_any(api: ApiClient, workspace: Workspace) -> None:

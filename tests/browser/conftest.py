@@ -16,6 +16,9 @@ from typing import Any, NoReturn
 import pytest
 from pytest_django.fixtures import Settings
 
+from checkpoints.models import Workspace
+from tests.dashboard.world import World, build_world, make_user
+
 CHROMIUM = os.environ.get("CAIRN_CHROMIUM", "/usr/bin/chromium")
 LAUNCH_ARGS = [
     "--headless",
@@ -100,3 +103,12 @@ def screenshot() -> Any:
             page.screenshot(path=str(SCREENSHOT_DIR / f"{name}.png"), full_page=True)
 
     return take
+
+
+@pytest.fixture
+def world(transactional_db: None) -> World:
+    """Workspace "acme" (Acme Research) with the dashboard tests' world in it, and alice, its member."""
+    workspace = Workspace.objects.create(slug="acme", name="Acme Research")
+    world = build_world(workspace)
+    make_user("alice", workspaces=(workspace,))
+    return world

@@ -14,22 +14,13 @@ from pytest_django.live_server_helper import LiveServer
 
 from checkpoints.models import Checkpoint, Job, Message, Thread, Workspace
 from checkpoints.services.messages import messages_append
-from tests.browser.test_dashboard_flow import log_in
-from tests.dashboard.world import World, build_world, make_user
+from tests.browser.helpers import SCREENSHOT_WIDTH, log_in
+from tests.dashboard.world import World
 from tests.factories import make_checkpoint
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 NARROW = {"width": 800, "height": 900}
-SCREENSHOT_WIDTH = {"width": 1280, "height": 860}
-
-
-@pytest.fixture
-def world(transactional_db: None) -> World:
-    workspace = Workspace.objects.create(slug="acme", name="Acme Research")
-    world = build_world(workspace)
-    make_user("alice", workspaces=(workspace,))
-    return world
 
 
 def spread_activity(workspace: Workspace) -> dict[int, int]:
@@ -69,8 +60,7 @@ def test_the_overview_draws_activity_and_storage_charts_matching_the_data(
     in_window = Checkpoint.objects.filter(
         workspace=world.workspace, created_at__gte=timezone.now() - timedelta(hours=47)
     ).count()
-    page.set_viewport_size(SCREENSHOT_WIDTH)
-    log_in(page, live_server)
+    log_in(page, live_server, viewport=SCREENSHOT_WIDTH)
     activity = page.locator("#activity-chart")
     assert activity.is_visible()
     assert sum(bar_values(page, "activity-chart", "checkpoints")) == in_window
@@ -115,8 +105,7 @@ def test_the_thread_page_draws_a_sparkline_of_its_checkpoints(
     page: Any, live_server: LiveServer, world: World, screenshot: Any
 ) -> None:
     spread_activity(world.workspace)
-    page.set_viewport_size(SCREENSHOT_WIDTH)
-    log_in(page, live_server, "/dashboard/w/acme/threads/run-1/")
+    log_in(page, live_server, "/dashboard/w/acme/threads/run-1/", viewport=SCREENSHOT_WIDTH)
     bars = page.locator("svg.sparkline rect.spark-bar")
     values = [int(v) for v in bars.evaluate_all("bars => bars.map(b => b.getAttribute('data-value'))")]
     assert sum(values) == Checkpoint.objects.filter(thread=world.thread).count()
@@ -159,8 +148,7 @@ def test_summarise_now_without_a_scope_sets_one_then_summarises(
 
 def test_no_main_page_overflows_an_800_px_window(page: Any, live_server: LiveServer, world: World) -> None:
     spread_activity(world.workspace)
-    page.set_viewport_size(NARROW)
-    log_in(page, live_server)
+    log_in(page, live_server, viewport=NARROW)
     slug, thread, step = "acme", "run-1", world.step2.checkpoint_id
     paths = [
         f"/dashboard/w/{slug}/",

@@ -12,31 +12,15 @@ from typing import Any
 import pytest
 from pytest_django.live_server_helper import LiveServer
 
-from checkpoints.models import AuditEvent, Checkpoint, Thread, Workspace
-from tests.dashboard.world import PASSWORD, World, build_world, make_user
+from checkpoints.models import AuditEvent, Checkpoint, Thread
+from tests.browser.helpers import apply_filter, log_in, open_section
+from tests.dashboard.world import World
 from tests.factories import make_checkpoint
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 RED = "rgb(180, 35, 24)"  # --danger
 GREEN = "rgb(20, 108, 46)"  # --ok
-
-
-@pytest.fixture
-def world(transactional_db: None) -> World:
-    workspace = Workspace.objects.create(slug="acme", name="Acme Research")
-    world = build_world(workspace)
-    make_user("alice", workspaces=(workspace,))
-    return world
-
-
-def log_in(page: Any, live_server: LiveServer, path: str = "/dashboard/") -> None:
-    page.goto(live_server.url + path)
-    assert "/dashboard/login/" in page.url
-    page.get_by_label("Username").fill("alice")
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_load_state()
 
 
 def test_it_walks_an_auditor_through_thread_tree_checkpoint_diff_fork_and_audit(
@@ -47,7 +31,7 @@ def test_it_walks_an_auditor_through_thread_tree_checkpoint_diff_fork_and_audit(
     assert page.locator("h1").inner_text().startswith("Acme Research")
     screenshot(page, "overview")
 
-    page.get_by_role("navigation", name="Workspace").get_by_role("link", name="Threads").click()
+    open_section(page, "Threads")
     assert page.locator("table.threads tbody tr").count() == 2
     screenshot(page, "thread-list")
     page.locator("table.threads").get_by_role("link", name="run-1", exact=True).first.click()
@@ -101,15 +85,13 @@ def test_it_walks_an_auditor_through_thread_tree_checkpoint_diff_fork_and_audit(
     fork = Thread.objects.get(thread_id="browser-fork")
     assert fork.forked_from_checkpoint_id == world.step2.checkpoint_id
 
-    page.get_by_role("navigation", name="Workspace").get_by_role("link", name="Audit log").click()
-    page.get_by_label("Actor").fill("alice")
-    page.get_by_role("button", name="Apply").click()
+    open_section(page, "Audit log")
+    apply_filter(page, "Actor", "alice")
     first = page.locator("table tbody tr").first
     assert "checkpoint.fork" in first.inner_text() and "browser-fork" in first.inner_text()
     assert "user:alice" in first.inner_text()
     assert AuditEvent.objects.filter(action="checkpoint.fork", actor_label="user:alice").count() == 1
-    page.get_by_label("Actor").fill("")
-    page.get_by_role("button", name="Apply").click()
+    apply_filter(page, "Actor", "")
     screenshot(page, "audit-log")
 
 
@@ -169,8 +151,7 @@ def test_it_browses_medallion_revisions_and_the_retention_preview(
     )
     Checkpoint.objects.filter(pk=due.pk).update(expires_at=due.created_at)
     log_in(page, live_server, "/dashboard/w/acme/medallions/")
-    page.get_by_label("Graph nodes").fill("billing")
-    page.get_by_role("button", name="Apply").click()
+    apply_filter(page, "Graph nodes", "billing")
     assert page.locator("table tbody tr").count() == 1
     screenshot(page, "medallions")
     page.get_by_role("link", name=re.compile("Billing is being split")).click()
@@ -178,7 +159,7 @@ def test_it_browses_medallion_revisions_and_the_retention_preview(
     assert "/summary/high_level" in page.locator("table.diff").inner_text()
     screenshot(page, "medallion")
 
-    page.get_by_role("navigation", name="Workspace").get_by_role("link", name="Retention").click()
+    open_section(page, "Retention")
     expired = page.locator("table.preview tbody tr").first
     assert expired.locator("[data-rule-count]").inner_text() == "1"
     assert due.checkpoint_id[:18] in expired.inner_text()

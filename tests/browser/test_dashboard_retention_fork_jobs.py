@@ -15,28 +15,17 @@ from pytest_django.live_server_helper import LiveServer
 
 from checkpoints.models import AuditEvent, Checkpoint, Job, Message, Thread, Workspace
 from checkpoints.services.retention import retention_sweep
-from tests.browser.test_dashboard_flow import log_in
-from tests.dashboard.world import World, build_world, make_user
+from tests.browser.helpers import SCREENSHOT_WIDTH, log_in, open_section
+from tests.dashboard.world import World
 from tests.factories import make_checkpoint
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-WIDTH = {"width": 1280, "height": 860}
-
-
-@pytest.fixture
-def world(transactional_db: None) -> World:
-    workspace = Workspace.objects.create(slug="acme", name="Acme Research")
-    world = build_world(workspace)
-    make_user("alice", workspaces=(workspace,))
-    return world
 
 
 def test_it_edits_previews_and_saves_the_retention_policy(
     page: Any, live_server: LiveServer, world: World, screenshot: Any
 ) -> None:
-    page.set_viewport_size(WIDTH)
-    log_in(page, live_server, "/dashboard/w/acme/retention/")
+    log_in(page, live_server, "/dashboard/w/acme/retention/", viewport=SCREENSHOT_WIDTH)
     page.get_by_role("link", name="Edit policy…").first.click()
     page.get_by_label("Keep latest").fill("1")
     page.get_by_label("Idle thread expiry:", exact=True).fill("45")
@@ -68,8 +57,12 @@ def test_it_edits_previews_and_saves_the_retention_policy(
 def test_it_forks_with_an_edited_state_and_chosen_messages(
     page: Any, live_server: LiveServer, world: World, screenshot: Any
 ) -> None:
-    page.set_viewport_size(WIDTH)
-    log_in(page, live_server, f"/dashboard/w/acme/threads/run-1/checkpoints/{world.step2.checkpoint_id}/?ns=")
+    log_in(
+        page,
+        live_server,
+        f"/dashboard/w/acme/threads/run-1/checkpoints/{world.step2.checkpoint_id}/?ns=",
+        viewport=SCREENSHOT_WIDTH,
+    )
     page.get_by_role("link", name="Fork from here…").click()
     page.get_by_label("New thread id").fill("edited-fork")
     state = page.get_by_label("State of the new thread's head (JSON)")
@@ -103,8 +96,7 @@ def test_it_opens_a_job_and_the_checkpoints_a_sweep_touched(
     due = make_checkpoint(world.workspace, "scratch", state={"tmp": True}, ttl_seconds=60)
     Checkpoint.objects.filter(pk=due.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
     retention_sweep(workspace=world.workspace)
-    page.set_viewport_size(WIDTH)
-    log_in(page, live_server, "/dashboard/w/acme/jobs/")
+    log_in(page, live_server, "/dashboard/w/acme/jobs/", viewport=SCREENSHOT_WIDTH)
     schedule = page.locator("table.schedule")
     assert "1 min" in schedule.locator("tr", has_text="retention-sweep").inner_text()
     assert "1 h" in schedule.locator("tr", has_text="tombstone-purge").inner_text()
@@ -116,7 +108,7 @@ def test_it_opens_a_job_and_the_checkpoints_a_sweep_touched(
     assert page.locator("[data-job-attempts]").inner_text() == "0"
     screenshot(page, "job-detail")
 
-    page.get_by_role("navigation", name="Workspace").get_by_role("link", name="Audit log").click()
+    open_section(page, "Audit log")
     page.get_by_label("Action").select_option("retention.*")
     page.get_by_role("button", name="Apply").click()
     row = page.locator("table.events tbody tr").first

@@ -10,40 +10,33 @@ from typing import Any
 import pytest
 from pytest_django.live_server_helper import LiveServer
 
-from checkpoints.models import Workspace
 from checkpoints.services.messages import messages_append
-from tests.browser.test_dashboard_flow import log_in
-from tests.dashboard.world import World, build_world, make_user
+from tests.browser.helpers import SCREENSHOT_WIDTH, apply_filter, log_in, open_section
+from tests.dashboard.world import World
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-SCREENSHOT_WIDTH = {"width": 1280, "height": 860}
-
 
 @pytest.fixture
-def world(transactional_db: None) -> World:
-    workspace = Workspace.objects.create(slug="acme", name="Acme Research")
-    world = build_world(workspace)
+def world(world: World) -> World:
+    """The browser tests' world, with a second thread's messages to search."""
     messages_append(
-        workspace=workspace,
+        workspace=world.workspace,
         thread_id="run-2",
         messages=[
             {"role": "user", "content": "Why did the billing export fail last night?"},
             {"role": "assistant", "name": "support-bot", "content": "The billing export timed out at 02:00."},
         ],
     )
-    make_user("alice", workspaces=(workspace,))
     return world
 
 
 def test_it_finds_a_word_across_threads_and_opens_its_place_in_the_timeline(
     page: Any, live_server: LiveServer, world: World, screenshot: Any
 ) -> None:
-    page.set_viewport_size(SCREENSHOT_WIDTH)
-    log_in(page, live_server, "/dashboard/w/acme/")
-    page.get_by_role("navigation", name="Workspace").get_by_role("link", name="Search").click()
-    page.get_by_label("Words").fill("billing")
-    page.get_by_role("button", name="Apply").click()
+    log_in(page, live_server, "/dashboard/w/acme/", viewport=SCREENSHOT_WIDTH)
+    open_section(page, "Search")
+    apply_filter(page, "Words", "billing")
     hits = page.locator("ol.search-hits > li")
     assert hits.count() == 4  # two in run-2, one in run-1 and its copy in the fork run-1-fork
     assert page.locator("ol.search-hits mark").first.inner_text().lower() == "billing"
@@ -63,18 +56,15 @@ def test_it_finds_a_word_across_threads_and_opens_its_place_in_the_timeline(
 def test_it_finds_a_handoff_by_agent(
     page: Any, live_server: LiveServer, world: World, screenshot: Any
 ) -> None:
-    page.set_viewport_size(SCREENSHOT_WIDTH)
-    log_in(page, live_server, "/dashboard/w/acme/")
-    page.get_by_role("navigation", name="Workspace").get_by_role("link", name="Handoffs").click()
-    page.get_by_label("To agent").fill("reviewer")
-    page.get_by_role("button", name="Apply").click()
+    log_in(page, live_server, "/dashboard/w/acme/", viewport=SCREENSHOT_WIDTH)
+    open_section(page, "Handoffs")
+    apply_filter(page, "To agent", "reviewer")
     rows = page.locator("table.handoffs tbody tr")
     assert rows.count() == 1
     assert re.sub(r"\s+", " ", rows.first.locator("td").first.inner_text()) == "planner → reviewer"
     assert rows.first.locator("[data-status]").inner_text() == "acknowledged"
     screenshot(page, "handoffs")
-    page.get_by_label("To agent").fill("nobody")
-    page.get_by_role("button", name="Apply").click()
+    apply_filter(page, "To agent", "nobody")
     assert page.locator("table.handoffs").inner_text().count("No handoffs match.") == 1
 
 

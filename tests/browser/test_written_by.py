@@ -9,20 +9,11 @@ import httpx
 import pytest
 from pytest_django.live_server_helper import LiveServer
 
-from checkpoints.models import Workspace
 from checkpoints.services.workspaces import api_key_create
-from tests.browser.test_dashboard_flow import log_in
-from tests.dashboard.world import World, build_world, make_user
+from tests.browser.helpers import log_in
+from tests.dashboard.world import World
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def world(transactional_db: None) -> World:
-    workspace = Workspace.objects.create(slug="acme", name="Acme Research")
-    world = build_world(workspace)
-    make_user("alice", workspaces=(workspace,))
-    return world
 
 
 def test_it_shows_which_key_wrote_a_checkpoint_and_lists_what_that_key_wrote(

@@ -5,16 +5,10 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
-from pytest_django.fixtures import Settings as SettingsWrapper
 
 from checkpoints.models import Workspace
-from tests.dashboard.world import World, build_world, make_user
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings: SettingsWrapper) -> None:
-    """Test users log in with a known password; the production hasher's cost only slows the suite."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+from tests.dashboard.fixtures import _fast_password_hashing, world  # noqa: F401  (shared fixtures)
+from tests.dashboard.world import make_user
 
 
 @pytest.fixture
@@ -27,11 +21,6 @@ def staff(workspace: Workspace) -> User:
 def dash(client: Client, staff: User) -> Client:
     client.force_login(staff)
     return client
-
-
-@pytest.fixture
-def world(workspace: Workspace) -> World:
-    return build_world(workspace)
 
 
 @pytest.fixture

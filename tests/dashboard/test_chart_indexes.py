@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from checkpoints.dashboard.activity import WINDOWS, bucket_rows
 from checkpoints.models import AuditEvent, AuditEventAgent, Checkpoint, Job, Message, Thread, Workspace
+from tests.dashboard.plans import plan_nodes
 from tests.factories import WorkspaceFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
@@ -69,23 +70,12 @@ def loaded(workspace: Workspace) -> Workspace:
     return workspace
 
 
-def _nodes(document: Any) -> list[dict[str, Any]]:
-    if isinstance(document, list):
-        return [node for item in document for node in _nodes(item)]
-    if isinstance(document, dict):
-        found = [document] if "Node Type" in document else []
-        for value in document.values():
-            found += _nodes(value)
-        return found
-    return []
-
-
 def _assert_indexed(queryset: QuerySet[Any], *indexes: str) -> None:
     """The plan uses one of `indexes` and scans none of TABLES."""
     plan = json.loads(queryset.explain(format="json"))
     text = json.dumps(plan)
     assert any(index in text for index in indexes), text
-    scanned = {node.get("Relation Name") for node in _nodes(plan) if node.get("Node Type") == "Seq Scan"}
+    scanned = {node.get("Relation Name") for node in plan_nodes(plan) if node.get("Node Type") == "Seq Scan"}
     assert not scanned & set(TABLES), text
 
 

@@ -4,16 +4,13 @@ page naming the limit, quickly and before comparing anything; the JSON download 
 from __future__ import annotations
 
 import time
-from typing import Any
 
-import jsonpatch
 import pytest
 from django.test import Client
 from django.urls import reverse
 from pytest_django.fixtures import Settings as SettingsWrapper
 
 from checkpoints.models import Workspace
-from checkpoints.services import checkpoint_reads
 from tests.factories import make_checkpoint
 
 pytestmark = pytest.mark.django_db
@@ -22,19 +19,6 @@ pytestmark = pytest.mark.django_db
 def diff_url(workspace: Workspace, checkpoint_id: str, **params: str) -> str:
     url = reverse("dashboard:checkpoint-diff", args=[workspace.slug, "t1", checkpoint_id])
     return url + "?" + "&".join(["ns=", *(f"{k}={v}" for k, v in params.items())])
-
-
-@pytest.fixture
-def patch_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    calls: list[int] = []
-    original = jsonpatch.make_patch
-
-    def counted(source: Any, target: Any) -> jsonpatch.JsonPatch:
-        calls.append(1)
-        return original(source, target)
-
-    monkeypatch.setattr(checkpoint_reads.jsonpatch, "make_patch", counted)
-    return calls
 
 
 def test_it_refuses_a_diff_over_the_bound_quickly_with_a_page_naming_it(

@@ -17,6 +17,7 @@ from checkpoints.dashboard.forms import ThreadFilterForm
 from checkpoints.dashboard.search import SearchForm
 from checkpoints.models import Checkpoint, Message, Thread, Workspace
 from checkpoints.services.search import message_search_text
+from tests.dashboard.plans import plan_nodes
 from tests.factories import WorkspaceFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
@@ -70,19 +71,8 @@ def _assert_indexed(plan: str, *indexes: str) -> None:
     for table in (Checkpoint._meta.db_table, Message._meta.db_table):
         assert not any(
             node.get("Node Type") == "Seq Scan" and node.get("Relation Name") == table
-            for node in _nodes(json.loads(plan))
+            for node in plan_nodes(json.loads(plan))
         ), plan
-
-
-def _nodes(document: Any) -> list[dict[str, Any]]:
-    if isinstance(document, list):
-        return [node for item in document for node in _nodes(item)]
-    if isinstance(document, dict):
-        found = [document] if "Node Type" in document else []
-        for value in document.values():
-            found += _nodes(value)
-        return found
-    return []
 
 
 def _search(workspace: Workspace, **data: str) -> SearchForm:

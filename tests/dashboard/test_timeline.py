@@ -42,9 +42,14 @@ def _say(workspace: Workspace, thread_id: str, *contents: str) -> None:
     )
 
 
-def _link(html: str, rel: str) -> str | None:
-    found = re.search(rf'<a class="btn" href="([^"]+)" rel="{rel}">', html)
+def _href(html: str, pattern: str) -> str | None:
+    """The href `pattern` captures (its first group) in `html`, unescaped; None without a match."""
+    found = re.search(pattern, html)
     return found.group(1).replace("&amp;", "&") if found else None
+
+
+def _link(html: str, rel: str) -> str | None:
+    return _href(html, rf'<a class="btn" href="([^"]+)" rel="{rel}">')
 
 
 def test_it_interleaves_messages_and_checkpoints_in_the_order_they_happened(
@@ -151,8 +156,7 @@ def test_it_refuses_bad_positions_with_a_4xx(
 
 
 def _step(html: str, rel: str) -> str | None:
-    found = re.search(rf'<a class="btn" rel="{rel}" href="([^"]+)">', html)
-    return found.group(1).replace("&amp;", "&") if found else None
+    return _href(html, rf'<a class="btn" rel="{rel}" href="([^"]+)">')
 
 
 def test_the_checkpoint_page_steps_to_the_previous_and_next_step_of_its_namespace(

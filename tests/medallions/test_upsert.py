@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 import pytest
-from django.db import connection
 
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.llm.extractive import ExtractiveProvider
@@ -30,6 +30,7 @@ from checkpoints.services.medallions import (
     medallion_checkpoint_submit,
     medallion_update,
 )
+from tests.concurrency.runner import run_concurrently
 from tests.factories import WorkspaceFactory
 from tests.medallions.fixtures import result_of
 
@@ -196,31 +197,21 @@ def test_ten_concurrent_checkpoints_of_a_new_scope_make_one_medallion_with_ten_r
     callers = 10
     barrier = threading.Barrier(callers)
     scope = MedallionScope(graph_nodes=["repo:race"], tags=["concurrency"])
-    errors: list[BaseException] = []
     created: list[bool] = []
 
     def run(i: int) -> None:
-        try:
-            outcome = medallion_upsert(
-                workspace=concurrent_workspace,
-                scope=scope,
-                evidence=Evidence(
-                    session_summary=f"Session {i}.", transcripts=[f"dev: We decided to adopt tool{i}."]
-                ),
-                provider=SlowProvider(barrier),
-                actor_label=f"caller-{i}",
-            )
-            created.append(outcome.created)
-        except BaseException as exc:  # collected and re-raised by the test thread
-            errors.append(exc)
-        finally:
-            connection.close()
+        outcome = medallion_upsert(
+            workspace=concurrent_workspace,
+            scope=scope,
+            evidence=Evidence(
+                session_summary=f"Session {i}.", transcripts=[f"dev: We decided to adopt tool{i}."]
+            ),
+            provider=SlowProvider(barrier),
+            actor_label=f"caller-{i}",
+        )
+        created.append(outcome.created)
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(callers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
+    errors = run_concurrently([partial(run, i) for i in range(callers)], timeout=120)
     assert not errors, errors
     assert sorted(created) == [False] * 9 + [True]
     medallion = Medallion.objects.get(workspace=concurrent_workspace)
@@ -245,28 +236,18 @@ def test_ten_concurrent_checkpoint_requests_make_one_medallion(
     monkeypatch.setattr("checkpoints.services.medallions.get_provider", lambda: SlowProvider(barrier))
     clients = [make_client(concurrent_workspace) for _ in range(callers)]
     statuses: list[int] = []
-    errors: list[BaseException] = []
 
     def post(i: int) -> None:
-        try:
-            body = {
-                "scope": {"graph_nodes": ["repo:api-race"], "tags": []},
-                "evidence": {
-                    "session_summary": f"Request {i}.",
-                    "transcripts": [f"dev: We decided to ship v{i}."],
-                },
-            }
-            statuses.append(clients[i].post("/api/v1/medallions/checkpoint/?wait=30", body).status_code)
-        except BaseException as exc:  # collected and re-raised by the test thread
-            errors.append(exc)
-        finally:
-            connection.close()
+        body = {
+            "scope": {"graph_nodes": ["repo:api-race"], "tags": []},
+            "evidence": {
+                "session_summary": f"Request {i}.",
+                "transcripts": [f"dev: We decided to ship v{i}."],
+            },
+        }
+        statuses.append(clients[i].post("/api/v1/medallions/checkpoint/?wait=30", body).status_code)
 
-    threads = [threading.Thread(target=post, args=(i,)) for i in range(callers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
+    errors = run_concurrently([partial(post, i) for i in range(callers)], timeout=120)
     assert not errors, errors
     assert sorted(statuses) == [200] * 9 + [201]
     medallion = Medallion.objects.get(workspace=concurrent_workspace)

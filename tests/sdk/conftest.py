@@ -4,8 +4,11 @@ database, PostgreSQL when DATABASE_URL is set) and API keys for it."""
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -98,3 +101,36 @@ def subprocess_env(cairn_url: str, cairn_key: str) -> dict[str, str]:
 
 
 PYTHON = sys.executable
+
+
+def run_python(
+    python: str, args: list[str], env: dict[str, str], cwd: Path | None = None, timeout: float = 180
+) -> str:
+    """Run `python` with `args` in `cwd`; it must exit 0 (the end of its stderr says why not). Its output."""
+    done = subprocess.run(
+        [python, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def kill_in_tools(args: list[str], env: dict[str, str], marker: Path, saver: Any, config: Any) -> None:
+    """Run the example graph (`PYTHON args`, told to wait in its tools node and touch `marker` there) until
+    `saver` holds its checkpoint after `plan` (next: tools), then kill it with SIGKILL."""
+    doomed = subprocess.Popen(
+        [PYTHON, *args],
+        env={**env, "CAIRN_EXAMPLE_PAUSE_IN_TOOLS": str(marker)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 60
+    while True:
+        saved = saver.get_tuple(config)
+        if marker.exists() and saved is not None and saved.metadata.get("step") == 1:
+            break
+        assert doomed.poll() is None, doomed.communicate()
+        assert time.monotonic() < deadline, "the run never reached the tools node"
+        time.sleep(0.1)
+    doomed.send_signal(signal.SIGKILL)
+    doomed.wait(timeout=30)
+    assert doomed.returncode == -signal.SIGKILL

@@ -9,37 +9,45 @@ from typing import Any
 import pytest
 
 from tests.medallions.fixtures import eager  # noqa: F401  (fixture: jobs run when published)
-from tests.sdk.conftest import PYTHON, REPO, subprocess_env
+from tests.sdk.conftest import PYTHON, REPO, run_python, subprocess_env
 
 pytestmark = pytest.mark.slow
 
 
 def run(module: str, env: dict[str, str], *args: str) -> str:
-    done = subprocess.run(
-        [PYTHON, "-m", f"checkpoints.sdk.examples.{module}", *args],
-        env=env,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
+    return run_python(PYTHON, ["-m", f"checkpoints.sdk.examples.{module}", *args], env, REPO)
 
 
-def test_the_quickstart_runs(cairn_url: str, cairn_key: str) -> None:
-    out = run("quickstart", subprocess_env(cairn_url, cairn_key))
-    assert "checksum verified: True" in out
-    assert "handed to writer; writer's inbox holds 1 checkpoint(s)" in out
-    assert "expired: tombstone kept" in out
+# Each example, and lines its output must contain.
+EXAMPLE_OUTPUTS = {
+    "quickstart": (
+        "checksum verified: True",
+        "handed to writer; writer's inbox holds 1 checkpoint(s)",
+        "expired: tombstone kept",
+    ),
+    "checkpnt_example": (
+        "restored step 7: ['result from step 7']",
+        "handed to approval-agent from processor, metadata {'customer': 'acme'}",
+        "step 7: after_tool_call",
+    ),
+    "pyagenity_example": (
+        "state: {'context': ['asked about weather'], 'step': 1}",
+        'found: ["What\'s the weather in Lyon?"]',
+        "alice's threads: ['Weather inquiry']",
+        "mallory sees: None",
+    ),
+    "agent_checkpoint_example": (
+        "after rollback: 13 tokens, history ['Hello there', 'How are you?']",
+        "restored 6 messages, topics ['hello', 'how', 'step']",
+    ),
+}
 
 
-def test_the_checkpnt_example_runs(cairn_url: str, cairn_key: str) -> None:
-    out = run("checkpnt_example", subprocess_env(cairn_url, cairn_key))
-    assert "restored step 7: ['result from step 7']" in out
-    assert "handed to approval-agent from processor, metadata {'customer': 'acme'}" in out
-    assert "step 7: after_tool_call" in out
+@pytest.mark.parametrize("module", list(EXAMPLE_OUTPUTS))
+def test_the_example_runs(module: str, cairn_url: str, cairn_key: str) -> None:
+    out = run(module, subprocess_env(cairn_url, cairn_key))
+    for line in EXAMPLE_OUTPUTS[module]:
+        assert line in out
 
 
 @pytest.mark.usefixtures("eager")
@@ -48,20 +56,6 @@ def test_the_medallion_example_runs(cairn_url: str, cairn_key: str) -> None:
     assert "medallions before: 0" in out
     assert "updated the same medallion: v2" in out
     assert out.count("\n- ") == 1
-
-
-def test_the_pyagenity_example_runs(cairn_url: str, cairn_key: str) -> None:
-    out = run("pyagenity_example", subprocess_env(cairn_url, cairn_key))
-    assert "state: {'context': ['asked about weather'], 'step': 1}" in out
-    assert 'found: ["What\'s the weather in Lyon?"]' in out
-    assert "alice's threads: ['Weather inquiry']" in out
-    assert "mallory sees: None" in out
-
-
-def test_the_agent_checkpoint_example_runs(cairn_url: str, cairn_key: str) -> None:
-    out = run("agent_checkpoint_example", subprocess_env(cairn_url, cairn_key))
-    assert "after rollback: 13 tokens, history ['Hello there', 'How are you?']" in out
-    assert "restored 6 messages, topics ['hello', 'how', 'step']" in out
 
 
 def test_the_langgraph_example_runs_to_completion_across_three_processes(

@@ -4,9 +4,6 @@ HTTP: a killed run resumes in a new process, history and forks work, two threads
 from __future__ import annotations
 
 import asyncio
-import signal
-import subprocess
-import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -19,9 +16,11 @@ from langgraph.types import Command
 from checkpoints.sdk import Client
 from checkpoints.sdk.examples.langgraph_agent import build, step
 from checkpoints.sdk.langgraph import AsyncCairnSaver, CairnSaver
-from tests.sdk.conftest import PYTHON, subprocess_env
+from tests.sdk.conftest import PYTHON, kill_in_tools, run_python, subprocess_env
 
 pytestmark = pytest.mark.slow
+
+EXAMPLE = "checkpoints.sdk.examples.langgraph_agent"
 
 
 def _config(thread_id: str) -> RunnableConfig:
@@ -29,16 +28,7 @@ def _config(thread_id: str) -> RunnableConfig:
 
 
 def _run_example(env: dict[str, str], thread_id: str) -> str:
-    done = subprocess.run(
-        [PYTHON, "-m", "checkpoints.sdk.examples.langgraph_agent", thread_id],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    return run_python(PYTHON, ["-m", EXAMPLE, thread_id], env, timeout=120)
 
 
 def test_it_resumes_a_killed_run_from_the_last_checkpoint_in_a_new_process(
@@ -46,25 +36,8 @@ def test_it_resumes_a_killed_run_from_the_last_checkpoint_in_a_new_process(
 ) -> None:
     marker, log = tmp_path / "in-tools", tmp_path / "nodes.log"
     env = {**subprocess_env(cairn_url, cairn_key), "CAIRN_EXAMPLE_LOG": str(log)}
-    doomed = subprocess.Popen(
-        [PYTHON, "-m", "checkpoints.sdk.examples.langgraph_agent", "killed-run"],
-        env={**env, "CAIRN_EXAMPLE_PAUSE_IN_TOOLS": str(marker)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
     with CairnSaver(cairn_url, cairn_key) as saver:
-        deadline = time.monotonic() + 60
-        # Kill only once the checkpoint after `plan` (next: tools) is stored: puts run in the background.
-        while True:
-            saved = saver.get_tuple(_config("killed-run"))
-            if marker.exists() and saved is not None and saved.metadata.get("step") == 1:
-                break
-            assert doomed.poll() is None, doomed.communicate()
-            assert time.monotonic() < deadline, "the run never reached the tools node"
-            time.sleep(0.1)
-        doomed.send_signal(signal.SIGKILL)
-        doomed.wait(timeout=30)
-        assert doomed.returncode == -signal.SIGKILL
+        kill_in_tools(["-m", EXAMPLE, "killed-run"], env, marker, saver, _config("killed-run"))
 
         assert "recovered" in _run_example(env, "killed-run")  # continues at `tools`, stops at the review
         assert "resumed after review" in _run_example(env, "killed-run")

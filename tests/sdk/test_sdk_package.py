@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.sdk.conftest import REPO
+from tests.sdk.conftest import REPO, run_python
 
 # What the server needs and the SDK must never pull in.
 SERVER_DISTRIBUTIONS = {
@@ -71,16 +71,7 @@ def test_the_bare_package_installs_without_the_server_and_runs_the_quickstart(
     # No PYTHONPATH: the child sees only what pip installed. HOME stays, so pip's wheel cache is reused.
     env = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": os.environ.get("HOME", str(tmp_path))}
     env.update({key: value for key, value in os.environ.items() if key.startswith("PIP_")})
-    installed = subprocess.run(
-        [python, "-m", "pip", "install", "--quiet", str(source)],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert installed.returncode == 0, installed.stderr[-3000:]
+    run_python(python, ["-m", "pip", "install", "--quiet", str(source)], env, tmp_path, timeout=600)
 
     listed = subprocess.run(
         [python, "-m", "pip", "list", "--format=json"], env=env, capture_output=True, text=True, check=True
@@ -93,25 +84,12 @@ def test_the_bare_package_installs_without_the_server_and_runs_the_quickstart(
     done = subprocess.run([python, "-c", probe], env=env, cwd=tmp_path, capture_output=True, text=True)
     assert (done.returncode, done.stdout.strip()) == (0, "None"), done.stderr
 
-    quickstart = subprocess.run(
-        [python, "-m", "checkpoints.sdk.examples.quickstart"],
-        env={**env, "CAIRN_URL": cairn_url, "CAIRN_API_KEY": cairn_key, "PYTHONUNBUFFERED": "1"},
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
+    quickstart_env = {**env, "CAIRN_URL": cairn_url, "CAIRN_API_KEY": cairn_key, "PYTHONUNBUFFERED": "1"}
+    quickstart = run_python(python, ["-m", "checkpoints.sdk.examples.quickstart"], quickstart_env, tmp_path)
+    assert "checksum verified: True" in quickstart
+    assert "handed to writer; writer's inbox holds 1 checkpoint(s)" in quickstart
+    assert "expired: tombstone kept" in quickstart
+    where = run_python(
+        python, ["-c", "import checkpoints.sdk; print(checkpoints.sdk.__file__)"], env, tmp_path
     )
-    assert quickstart.returncode == 0, quickstart.stderr[-3000:]
-    assert "checksum verified: True" in quickstart.stdout
-    assert "handed to writer; writer's inbox holds 1 checkpoint(s)" in quickstart.stdout
-    assert "expired: tombstone kept" in quickstart.stdout
-    where = subprocess.run(
-        [python, "-c", "import checkpoints.sdk; print(checkpoints.sdk.__file__)"],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert where.stdout.startswith(str(venv)), where.stdout
+    assert where.startswith(str(venv)), where

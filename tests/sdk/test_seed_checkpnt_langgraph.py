@@ -3,9 +3,6 @@ checkpoint in another process against the same live server."""
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -13,7 +10,7 @@ import pytest
 from checkpoints.sdk.checkpnt import SyncClient
 from checkpoints.sdk.checkpnt.langgraph import CheckpntSaver
 from checkpoints.sdk.examples.langgraph_agent import build
-from tests.sdk.conftest import PYTHON, subprocess_env
+from tests.sdk.conftest import PYTHON, kill_in_tools, run_python, subprocess_env
 
 pytestmark = pytest.mark.slow
 
@@ -33,11 +30,7 @@ asyncio.run(main())
 
 
 def _run(env: dict[str, str], thread_id: str) -> str:
-    done = subprocess.run(
-        [PYTHON, "-c", RUN, thread_id], env=env, capture_output=True, text=True, timeout=120, check=False
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
+    return run_python(PYTHON, ["-c", RUN, thread_id], env, timeout=120)
 
 
 def test_a_killed_graph_resumes_through_checkpnt_saver(
@@ -45,25 +38,9 @@ def test_a_killed_graph_resumes_through_checkpnt_saver(
 ) -> None:
     marker, log = tmp_path / "in-tools", tmp_path / "nodes.log"
     env = {**subprocess_env(cairn_url, cairn_key), "CAIRN_EXAMPLE_LOG": str(log)}
-    doomed = subprocess.Popen(
-        [PYTHON, "-c", RUN, "checkpnt-killed"],
-        env={**env, "CAIRN_EXAMPLE_PAUSE_IN_TOOLS": str(marker)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
     config = {"configurable": {"thread_id": "checkpnt-killed"}}
     with CheckpntSaver(SyncClient(cairn_url, cairn_key)) as saver:
-        deadline = time.monotonic() + 60
-        while True:  # kill once the checkpoint after `plan` (next: tools) is stored
-            saved = saver.get_tuple(config)  # type: ignore[arg-type]
-            if marker.exists() and saved is not None and saved.metadata.get("step") == 1:
-                break
-            assert doomed.poll() is None, doomed.communicate()
-            assert time.monotonic() < deadline, "the run never reached the tools node"
-            time.sleep(0.1)
-        doomed.send_signal(signal.SIGKILL)
-        doomed.wait(timeout=30)
-        assert doomed.returncode == -signal.SIGKILL
+        kill_in_tools(["-c", RUN, "checkpnt-killed"], env, marker, saver, config)
 
         assert _run(env, "checkpnt-killed").strip() == "recovered"  # continues at `tools`, stops at review
         assert _run(env, "checkpnt-killed").strip() == "resumed after review"

@@ -1,0 +1,38 @@
+"""What the browser tests share besides fixtures: signing in through the dashboard's login page, and the
+window size the screenshots are taken at."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_django.live_server_helper import LiveServer
+
+from tests.dashboard.world import PASSWORD
+
+SCREENSHOT_WIDTH = {"width": 1280, "height": 860}
+
+
+def log_in(
+    page: Any, live_server: LiveServer, path: str = "/dashboard/", viewport: dict[str, int] | None = None
+) -> None:
+    """Open `path` (in a window of `viewport`'s size, when given), which sends an anonymous visitor to the
+    login page, and sign in there as alice."""
+    if viewport is not None:
+        page.set_viewport_size(viewport)
+    page.goto(live_server.url + path)
+    assert "/dashboard/login/" in page.url
+    page.get_by_label("Username").fill("alice")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_load_state()
+
+
+def open_section(page: Any, name: str) -> None:
+    """Follow the workspace navigation's link `name` ("Threads", "Search", "Audit log"...)."""
+    page.get_by_role("navigation", name="Workspace").get_by_role("link", name=name).click()
+
+
+def apply_filter(page: Any, label: str, value: str) -> None:
+    """Type `value` into the list filter labelled `label` and apply the filters."""
+    page.get_by_label(label).fill(value)
+    page.get_by_role("button", name="Apply").click()
