@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import shlex
@@ -16,7 +17,6 @@ import psycopg
 
 from checkpoints.bench import graphs, profiling, saves, scale, server, sweep
 from checkpoints.bench.saves import ApiClients, SaveCase
-from checkpoints.bench.stats import Sample
 
 SECTIONS = ("storage", "langgraph", "saves", "profile", "scale", "sweep")
 FLOOR_APP = "checkpoints.bench.floor"
@@ -113,22 +113,29 @@ def run(
         log(f"benchmark database {database}; migrating")
         stack.manage("migrate", "--no-input")
         api = ApiClients("", stack.api_key("bench"))
-        floor: list[tuple[Sample, Sample]] = []
         try:
-            if "saves" in config.sections:
-                # The floor first, on its own: it and Cairn never share the CPUs.
-                with server.Gunicorn(stack, workers=config.workers, app=FLOOR_APP) as web:
-                    log(f"the floor ({config.workers} workers) at {web.url}")
-                    results["servers"] = {"floor": shlex.join(web.argv()[2:])}
-                    floor = saves.bench_floor(
-                        base_url=web.url, database_url=database_url, cases=config.save_cases, log=log
-                    )
-            with server.Gunicorn(stack, workers=config.workers) as web:
+            with contextlib.ExitStack() as servers:
+                web = servers.enter_context(server.Gunicorn(stack, workers=config.workers))
                 api.base_url = web.url
                 log(f"gunicorn ({config.workers} workers) at {web.url}")
-                results.setdefault("servers", {})["cairn"] = shlex.join(web.argv()[2:])
+                results["servers"] = {"cairn": shlex.join(web.argv()[2:])}
+                floor_url = ""
+                if "saves" in config.sections:
+                    # Served alongside Cairn; the saves section drives one of them at a time.
+                    floor = servers.enter_context(
+                        server.Gunicorn(stack, workers=config.workers, app=FLOOR_APP)
+                    )
+                    log(f"the floor ({config.workers} workers) at {floor.url}")
+                    results["servers"]["floor"] = shlex.join(floor.argv()[2:])
+                    floor_url = floor.url
                 _sections(
-                    config, results, api=api, stack=stack, database_url=database_url, floor=floor, log=log
+                    config,
+                    results,
+                    api=api,
+                    stack=stack,
+                    database_url=database_url,
+                    floor_url=floor_url,
+                    log=log,
                 )
         finally:
             stack.forget_cache()
@@ -142,7 +149,7 @@ def _sections(
     api: ApiClients,
     stack: server.Stack,
     database_url: str,
-    floor: list[tuple[Sample, Sample]],
+    floor_url: str,
     log: Callable[[str], None],
 ) -> None:
     # Storage first: it measures table growth, best read on tables nothing else has written yet.
@@ -165,7 +172,7 @@ def _sections(
         )
     if "saves" in config.sections:
         results["saves"] = saves.bench_saves(
-            api=api, database_url=database_url, cases=config.save_cases, floor=floor, log=log
+            api=api, floor_url=floor_url, database_url=database_url, cases=config.save_cases, log=log
         )
     # In-process, while the served Cairn idles; before scale and sweep leave autovacuum busy.
     if "profile" in config.sections:

@@ -11,7 +11,10 @@ Raw save:    SHA-256 of the state text, then one autocommit `INSERT ... RETURNIN
 Raw restore: one primary-key `SELECT`, then SHA-256 of the text and a compare.
 Floor:       the same save and restore over HTTP by a WSGI app with no framework (`checkpoints.bench.floor`)
              served by the same gunicorn command as Cairn: parse, canonical-encode, SHA-256, one INSERT;
-             one SELECT, re-hash, splice. Measured before Cairn's gunicorn starts (never both at once).
+             one SELECT, re-hash, splice.
+
+The three take turns in rounds (never two at once): a machine whose speed drifts during the run (a shared
+VM) then skews no ratio.
 
 Bodies are encoded before the clock starts, on both sides: what is timed is the service, not the client's
 JSON encoder.
@@ -192,30 +195,27 @@ def request_payload(size: int) -> tuple[str, bytes]:
     return canonical_json(state), body
 
 
-def warm_up(api: ApiClients, database_url: str, clients: int) -> None:
+def warm_up(api: ApiClients, floor_url: str, database_url: str, clients: int) -> None:
     """A few untimed round trips on every gunicorn worker and connection (imports, connections, plans)."""
     case = SaveCase(size=2048, clients=clients, operations=5)
     text, body = request_payload(2048)
     _api_case(api, case, body, "warmup")
+    _floor_case(floor_url, case, body, "warmup")
     _raw_case(database_url, case, text, "warmup")
 
 
-def bench_floor(
-    *, base_url: str, database_url: str, cases: list[SaveCase], log: Callable[[str], None]
-) -> list[tuple[Sample, Sample]]:
-    """(save, restore) of each case against the floor (`checkpoints.bench.floor`) served at `base_url`;
-    run while Cairn's gunicorn is stopped, so the two never share the CPUs."""
-    raw_table_create(database_url)
-    _floor_case(
-        base_url, SaveCase(2048, max(case.clients for case in cases), 5), request_payload(2048)[1], "fw"
-    )
-    samples = []
-    for case in cases:
-        log(f"  floor: {human_size(case.size)} x {case.clients} client(s) x {case.operations} ops")
-        samples.append(
-            _floor_case(base_url, case, request_payload(case.size)[1], f"f{case.size}-c{case.clients}")
-        )
-    return samples
+ROUNDS = 4
+
+
+def _rounds(case: SaveCase) -> list[SaveCase]:
+    """`case` cut into up to ROUNDS parts (the same clients, the operations shared out)."""
+    count = min(ROUNDS, case.operations)
+    share, rest = divmod(case.operations, count)
+    return [SaveCase(case.size, case.clients, share + (1 if n < rest else 0)) for n in range(count)]
+
+
+def _merged(samples: list[Sample]) -> Sample:
+    return Sample([value for sample in samples for value in sample.latencies], sum(s.wall for s in samples))
 
 
 def _ratio(numerator: float, denominator: float, scale: float = 1.0) -> float | None:
@@ -244,24 +244,30 @@ def _row(case: SaveCase, op: str, api: Sample, raw: Sample, floor: Sample) -> di
 def bench_saves(
     *,
     api: ApiClients,
+    floor_url: str,
     database_url: str,
     cases: list[SaveCase],
-    floor: list[tuple[Sample, Sample]],
     log: Callable[[str], None],
 ) -> list[dict[str, Any]]:
-    """Save then restore, API and raw, for each case (`floor`: bench_floor's samples of the same cases);
-    one row per (case, operation)."""
+    """Save then restore, through the API, the floor (`checkpoints.bench.floor` served at `floor_url`) and
+    raw psycopg, for each case; one row per (case, operation). The three take turns in ROUNDS rounds, one
+    at a time, so a change in the machine's speed during the run weighs on all three alike."""
     raw_table_create(database_url)
-    warm_up(api, database_url, max(case.clients for case in cases))
+    warm_up(api, floor_url, database_url, max(case.clients for case in cases))
     rows = []
-    for case, (floor_save, floor_restore) in zip(cases, floor, strict=True):
+    for case in cases:
         text, body = request_payload(case.size)
         tag = f"s{case.size}-c{case.clients}"
         log(f"  saves: {human_size(case.size)} x {case.clients} client(s) x {case.operations} ops")
-        api_save, api_restore = _api_case(api, case, body, tag)
-        raw_save, raw_restore = _raw_case(database_url, case, text, tag)
+        turns: dict[str, list[tuple[Sample, Sample]]] = {"api": [], "floor": [], "raw": []}
+        for part in _rounds(case):
+            turns["api"].append(_api_case(api, part, body, tag))
+            turns["floor"].append(_floor_case(floor_url, part, body, tag))
+            turns["raw"].append(_raw_case(database_url, part, text, tag))
+        saved = {side: _merged([save for save, _ in pairs]) for side, pairs in turns.items()}
+        restored = {side: _merged([restore for _, restore in pairs]) for side, pairs in turns.items()}
         rows += [
-            _row(case, "save", api_save, raw_save, floor_save),
-            _row(case, "restore", api_restore, raw_restore, floor_restore),
+            _row(case, "save", saved["api"], saved["raw"], saved["floor"]),
+            _row(case, "restore", restored["api"], restored["raw"], restored["floor"]),
         ]
     return rows

@@ -119,7 +119,7 @@ def test_it_measures_every_section_in_a_quick_run(tmp_path: Path) -> None:
     for row in saves:
         assert row["api"]["n"] == row["raw"]["n"] == row["floor"]["n"] > 0
         assert row["api"]["p50_ms"] > 0 and row["raw"]["p50_ms"] > 0 and row["ratio_p50"] > 0
-        # The floor is served like Cairn and measured on its own: positive ratios both ways.
+        # The floor is served like Cairn and measured in turns with it: positive ratios both ways.
         assert row["floor"]["p50_ms"] > 0 and row["floor"]["ops_per_s"] > 0
         assert (
             row["floor_ratio_p50"] > 0 and row["floor_throughput_pct"] > 0 and row["floor_over_raw_p50"] > 0
