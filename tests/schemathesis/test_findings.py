@@ -34,6 +34,8 @@ def schema() -> dict[str, Any]:
         ("post", "/api/v1/threads/t/checkpoints/?include_state=maybe"),
         ("post", "/api/v1/langgraph/threads/t/checkpoints/?include_state=2"),
         ("put", "/api/v1/threads/t/state/?include_state=yes-ish"),
+        # Empty is not a boolean either (it was read as the default; schemathesis ST201).
+        ("post", "/api/v1/langgraph/threads/t/checkpoints/?include_state="),
     ],
 )
 def test_it_refuses_a_bad_query_parameter_before_saving_anything(
@@ -61,6 +63,16 @@ def test_it_refuses_an_empty_timestamp_filter_instead_of_ignoring_it(api: ApiCli
     response = api.get(path)
     assert response.status_code == 400
     assert response.json()["error"]["message"].endswith("Enter a timestamp, or leave the parameter out.")
+
+
+@pytest.mark.parametrize("parameter", ["include_state", "include_tombstones"])
+def test_it_refuses_an_empty_boolean_instead_of_reading_the_default(api: ApiClient, parameter: str) -> None:
+    api.post("/api/v1/threads/t/checkpoints/", {"agent_id": "a", "state": {}})
+    response = api.get(f"/api/v1/threads/t/checkpoints/?{parameter}=")
+    assert response.status_code == 400
+    assert response.json()["error"]["details"]["fields"] == {
+        parameter: [f"{parameter} must be true or false."]
+    }
 
 
 def test_it_answers_404_for_a_row_that_vanished_mid_request() -> None:

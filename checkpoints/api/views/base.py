@@ -67,7 +67,7 @@ class WorkspaceAPIView(APIView):
 
     def query_bool(self, name: str, default: bool = False) -> bool:
         raw = self.request.query_params.get(name)
-        if raw is None or raw == "":
+        if raw is None:
             return default
         if raw.lower() in _TRUE:
             return True
