@@ -86,10 +86,14 @@ def test_it_runs_jobs_and_the_scheduled_sweep_on_a_real_worker_and_beat(
         what="the beat-scheduled sweep to tombstone the expired checkpoint",
     )
     assert tombstone["state"] is None and len(tombstone["checksum"]) == 64
-    sweeps = drive("audit", action="retention.sweep")
-    assert any(
-        e["workspace"] == "w1" and e["actor_label"] == "retention" and e["details"]["expired"] == 1
-        for e in sweeps
+    # The sweep commits each batch, then writes its audit events once it is done: wait for them too.
+    wait_for(
+        lambda: drive("audit", action="retention.sweep"),
+        lambda sweeps: any(
+            e["workspace"] == "w1" and e["actor_label"] == "retention" and e["details"]["expired"] == 1
+            for e in sweeps
+        ),
+        what="the sweep's audit event for w1",
     )
     assert drive("checkpoint", pk=seeded["kept_pk"])["expired_at"] is None
 
