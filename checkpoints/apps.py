@@ -9,6 +9,8 @@ class CheckpointsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from checkpoints.services.api_key_cache import connect_signals
+        from checkpoints import after_response
+        from checkpoints.services import api_key_cache
 
-        connect_signals()
+        api_key_cache.connect_signals()
+        after_response.connect_signals()

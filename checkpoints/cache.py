@@ -117,13 +117,11 @@ class ResilientRedisCache(RedisCache):
         if not self.is_available:
             raise CacheUnavailable("cache is cooling down after a failure")
         counter = self.make_and_validate_key(window_key)
+        commands: list[tuple[Any, ...]] = [("SET", counter, 0, "EX", timeout, "NX"), ("INCR", counter)]
+        if get_key is not None:
+            commands.insert(0, ("GET", self.make_and_validate_key(get_key)))
         try:
-            pipe = self._cache.get_client(counter, write=True).pipeline(transaction=False)
-            if get_key is not None:
-                pipe.get(self.make_and_validate_key(get_key))
-            pipe.set(counter, 0, ex=timeout, nx=True)
-            pipe.incr(counter)
-            results = pipe.execute()
+            results = self._pipeline(counter, commands)
         except (RedisError, OSError) as exc:
             self._mark_down(exc)
             raise CacheUnavailable(str(exc)) from exc
@@ -131,6 +129,21 @@ class ResilientRedisCache(RedisCache):
         # Values are stored as Django's Redis backend stores them (its serializer).
         value = None if raw is None else self._cache._serializer.loads(raw)  # type: ignore[attr-defined]
         return value, int(results[-1])
+
+    def _pipeline(self, key: str, commands: list[tuple[Any, ...]]) -> list[Any]:
+        """Send `commands` in one write on a pooled connection and read their replies, by hand: redis-py's
+        pipeline machinery costs more than the round trip itself on the per-request path. The pool hands out
+        a connection the server has dropped only after reconnecting it; one that fails here is dropped."""
+        pool = self._cache.get_client(key, write=True).connection_pool
+        connection = pool.get_connection()
+        try:
+            connection.send_packed_command(connection.pack_commands(commands))
+            return [connection.read_response() for _ in commands]
+        except BaseException:
+            connection.disconnect()  # replies may be left unread: the connection cannot be reused
+            raise
+        finally:
+            pool.release(connection)
 
     def incr(self, key: Any, delta: int = 1, version: int | None = None) -> int:
         if not self.is_available:

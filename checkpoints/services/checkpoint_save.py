@@ -30,7 +30,6 @@ from checkpoints.integrity import CanonicalEncodingError, canonical_json
 from checkpoints.models import Checkpoint, Thread, Workspace
 from checkpoints.services import hot_sql
 from checkpoints.services.checkpoint_reads import checkpoint_compute_checksum
-from checkpoints.services.state_cache import head_cache_put_on_commit
 from checkpoints.services.thread_rows import expires_after, thread_insert_if_missing, thread_touch_values
 
 
@@ -291,7 +290,6 @@ def save_encoded(
         raise ThreadChanged(thread_id)
     checkpoint.pk, checkpoint.message_seq = inserted
     checkpoint._state.adding = False
-    head_cache_put_on_commit(thread, namespace, checkpoint)
     return SaveResult(checkpoint, created=True)
 
 

@@ -3,7 +3,8 @@
 Keys embed the thread's `state_version`, which every head-moving write bumps in its own transaction. A reader
 always loads the thread row first (it needs it for the 404 check anyway), so it can only ever ask for the key
 of the current version: an entry written for an older version is never read again, and the cache cannot be
-staler than the database. Writers also put the new head after commit (write-through), so the next read hits.
+staler than the database. Saves do not write the cache (a save's only Redis round trip is its key's check):
+the first read of a new head fills it, after its response has been sent (`after_response`).
 
 A cached head carries its own expiry: if it has expired since it was cached, the reader falls back to the
 database. Every cache error degrades to a database read (see checkpoints.cache).
@@ -15,8 +16,8 @@ import hashlib
 from datetime import datetime
 
 from django.core.cache import cache
-from django.db import transaction
 
+from checkpoints.after_response import after_response
 from checkpoints.models import Checkpoint, Thread
 from checkpoints.services.checkpoint_reads import checkpoint_head
 
@@ -47,14 +48,11 @@ def head_read_through(thread: Thread, namespace: str, now: datetime) -> Checkpoi
     head = head_cache_get(thread, namespace, now)
     if head is None:
         head = checkpoint_head(thread=thread, namespace=namespace, now=now)
-        if head is not None and head.size_bytes <= HEAD_CACHE_MAX_BYTES:
-            cache.set(_key(thread, namespace), head, HEAD_CACHE_SECONDS)
+        if head is not None:
+            _put_after_response(_key(thread, namespace), head)
     return head
 
 
-def head_cache_put_on_commit(thread: Thread, namespace: str, head: Checkpoint) -> None:
-    """Write-through after the surrounding transaction commits (never before: a rollback must not leak)."""
-    if head.size_bytes > HEAD_CACHE_MAX_BYTES:
-        return
-    key = _key(thread, namespace)  # computed now: the version this transaction wrote
-    transaction.on_commit(lambda: cache.set(key, head, HEAD_CACHE_SECONDS), robust=True)
+def _put_after_response(key: str, head: Checkpoint) -> None:
+    if head.size_bytes <= HEAD_CACHE_MAX_BYTES:
+        after_response(lambda: cache.set(key, head, HEAD_CACHE_SECONDS))
