@@ -20,7 +20,7 @@ from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import Model, QuerySet
+from django.db.models import Model, Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import URLPattern, path, reverse
@@ -126,20 +126,21 @@ class WorkspaceFilter(admin.SimpleListFilter):
 
 
 class YesNoFilter(admin.SimpleListFilter):
-    """A filter with the two values "yes" and "no", labelled by `options` (in their order)."""
+    """A filter with the two values "yes" (the rows matching `yes_when`) and "no" (the others), labelled by
+    `options` (in their order)."""
 
     options: ClassVar[tuple[tuple[str, str], ...]] = ()
+    yes_when: ClassVar[Q]
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
         return list(self.options)
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        if self.value() in ("yes", "no"):
-            return self.filter_by(queryset, self.value() == "yes")
+        if self.value() == "yes":
+            return queryset.filter(self.yes_when)
+        if self.value() == "no":
+            return queryset.exclude(self.yes_when)
         return queryset
-
-    def filter_by(self, queryset: QuerySet[Any], yes: bool) -> QuerySet[Any]:
-        raise NotImplementedError(f"{type(self).__name__} must define filter_by()")
 
 
 @dataclass(frozen=True)

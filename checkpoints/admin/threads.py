@@ -6,7 +6,7 @@ from typing import Any
 
 from django.contrib import admin
 from django.contrib.admin.options import IncorrectLookupParameters
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.db.models.functions import Substr
 from django.http import HttpRequest
 from django.urls import reverse
@@ -56,10 +56,7 @@ class ForkedFilter(YesNoFilter):
     title = "origin"
     parameter_name = "forked"
     options = (("yes", "Forked from another thread"), ("no", "Not a fork"))
-
-    def filter_by(self, queryset: QuerySet[Any], yes: bool) -> QuerySet[Any]:
-        forks = {"forked_from_checkpoint_id": ""}
-        return queryset.exclude(**forks) if yes else queryset.filter(**forks)
+    yes_when = ~Q(forked_from_checkpoint_id="")
 
 
 @admin.register(Thread)

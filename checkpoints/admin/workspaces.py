@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest
 from django.urls import reverse
@@ -130,9 +130,7 @@ class RevokedFilter(YesNoFilter):
     title = "revoked"
     parameter_name = "revoked"
     options = (("no", "Active"), ("yes", "Revoked"))
-
-    def filter_by(self, queryset: QuerySet[Any], yes: bool) -> QuerySet[Any]:
-        return queryset.filter(revoked_at__isnull=not yes)
+    yes_when = Q(revoked_at__isnull=False)
 
 
 @admin.register(ApiKey)

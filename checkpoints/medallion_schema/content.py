@@ -4,6 +4,7 @@ affordances)."""
 from __future__ import annotations
 
 import hashlib
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Self
@@ -122,7 +123,7 @@ class Evidence:
 # --- content ------------------------------------------------------------------------------------------
 
 
-class _Part:
+class _Part(ABC):
     """A part of the content. `REQUIRED` and `DEFAULTED` (class keywords `required`, `defaulted`; inherited
     when not given) are the keys it reads: `from_dict` checks the object's keys, `_fields` reads them."""
 
@@ -148,8 +149,9 @@ class _Part:
         return cls(**cls._fields(data, path, require_all))
 
     @classmethod
+    @abstractmethod
     def _fields(cls, data: Mapping[str, Any], path: str, require_all: bool) -> dict[str, Any]:
-        raise NotImplementedError
+        """The constructor's keywords, each read from `data` and checked."""
 
 
 @dataclass
@@ -187,8 +189,9 @@ class _Identified(_Part):
         return {"id": item_id, cls.KEY: key, **cls._details(data, path)}
 
     @classmethod
+    @abstractmethod
     def _details(cls, data: Mapping[str, Any], path: str) -> dict[str, Any]:
-        raise NotImplementedError
+        """The fields besides the id and the `KEY` text."""
 
 
 @dataclass

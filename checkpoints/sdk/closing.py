@@ -3,15 +3,17 @@ leaving closes it."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from types import TracebackType
 from typing import ClassVar, Self
 
 
-class Closing:
+class Closing(ABC):
     """`with obj:` returns `obj` and calls its `close()` on the way out."""
 
+    @abstractmethod
     def close(self) -> None:
-        raise NotImplementedError
+        """Release what the object holds (its HTTP connections)."""
 
     def __enter__(self) -> Self:
         return self

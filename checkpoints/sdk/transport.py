@@ -17,6 +17,7 @@ import asyncio
 import json
 import random
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -219,7 +220,7 @@ def _attempts(call: Call[T], retry: RetryPolicy, clock: ServerClock) -> Generato
         attempt += 1
 
 
-class _Transport(Generic[HttpT]):
+class _Transport(ABC, Generic[HttpT]):
     """What both transports hold alike: the retry policy, the server's clock and the httpx client's options
     (base URL, key, timeout, pool limits); `_adopt` takes the caller's httpx client or makes one."""
 
@@ -238,8 +239,9 @@ class _Transport(Generic[HttpT]):
         self._options = _client_options(base_url, api_key, timeout, limits)
         self._adopt(http_client)
 
+    @abstractmethod
     def _adopt(self, http_client: HttpT | None) -> None:
-        raise NotImplementedError
+        """Use the caller's httpx client, or make one from `_options`."""
 
 
 class SyncTransport(_Transport[httpx.Client]):

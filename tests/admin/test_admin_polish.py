@@ -14,6 +14,7 @@ from checkpoints.models import Membership, Workspace
 from checkpoints.services.audit import Actor
 from checkpoints.services.messages import messages_append
 from checkpoints.services.retention import retention_policy_update
+from checkpoints.services.workspaces import api_key_create, api_key_revoke
 from tests.dashboard.world import World, make_user
 
 pytestmark = pytest.mark.django_db
@@ -93,3 +94,22 @@ def test_membership_admin_is_unchanged(
     Membership.objects.create(workspace=other_workspace, user=user)
     html = admin_client.get(reverse("admin:checkpoints_membership_changelist")).content.decode()
     assert "dave" in html and STAMPED.search(html)
+
+
+def test_the_yes_no_filters_split_the_rows(admin_client: Client, world: World) -> None:
+    def first_column(url: str, field: str, **query: str) -> set[str]:
+        html = admin_client.get(url, query).content.decode()
+        return set(re.findall(rf'<th class="field-{field}"><a [^>]*>([^<]+)</a>', html))
+
+    threads = reverse("admin:checkpoints_thread_changelist")
+    assert first_column(threads, "thread_id", forked="yes") == {"run-1-fork"}
+    assert "run-1" in first_column(threads, "thread_id", forked="no") - {"run-1-fork"}
+    assert "run-1-fork" not in first_column(threads, "thread_id", forked="no")
+
+    revoked_key, _ = api_key_create(workspace=world.workspace, name="retired")
+    api_key_revoke(api_key=revoked_key, actor=Actor.system())
+    api_key_create(workspace=world.workspace, name="in-use")
+    keys = reverse("admin:checkpoints_apikey_changelist")
+    assert first_column(keys, "name", revoked="yes") == {"retired"}
+    assert "in-use" in first_column(keys, "name", revoked="no")
+    assert "retired" not in first_column(keys, "name", revoked="no")

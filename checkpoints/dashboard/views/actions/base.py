@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any
 
 from django import forms
@@ -16,7 +17,7 @@ from checkpoints.exceptions import CairnError
 from checkpoints.models import Workspace
 
 
-class ConfirmAction(View):
+class ConfirmAction(View, ABC):
     """GET: the confirmation page. POST: validate, perform, flash the outcome, redirect.
 
     A domain error (expired checkpoint, pinned checkpoint, broker down, ...) re-renders the confirmation
@@ -41,14 +42,14 @@ class ConfirmAction(View):
     def explanation(self, target: Any) -> str:
         return self.explanation_text.format(target=target)
 
-    # The two hooks every action defines (each subclass in this package overrides both).
+    # The two hooks every action defines.
+    @abstractmethod
     def cancel_url(self, workspace: Workspace, target: Any) -> str:
         """Where "Cancel" (and a refused action) leads: the page the action was started from."""
-        raise NotImplementedError(f"{type(self).__name__} must define cancel_url()")
 
+    @abstractmethod
     def perform(self, workspace: Workspace, target: Any, form: forms.Form) -> HttpResponse:
         """Do it through one service call (atomic), flash the outcome, return the redirect."""
-        raise NotImplementedError(f"{type(self).__name__} must define perform()")
 
     def initial(self, target: Any) -> dict[str, Any]:
         return {}
