@@ -66,13 +66,28 @@ class UtcDateTimeFilter(django_filters.IsoDateTimeFilter):
     field_class = UtcDateTimeField
 
 
+class _PresentChoiceField(django_filters.fields.ChoiceField):
+    """One of the choices; present but empty (`?role=`) is not one of them (an absent parameter is None)."""
+
+    def to_python(self, value: Any) -> Any:
+        if value == "":
+            raise forms.ValidationError(
+                self.error_messages["invalid_choice"], code="invalid_choice", params={"value": value}
+            )
+        return super().to_python(value)
+
+
+class ChoiceFilter(django_filters.ChoiceFilter):
+    field_class = _PresentChoiceField
+
+
 class ThreadCheckpointFilterSet(django_filters.FilterSet):
     """A thread's timeline filters. `namespace` and `before` need the thread, so the views apply them."""
 
     agent_id = django_filters.CharFilter()
     step_name = django_filters.CharFilter()
     run_id = django_filters.CharFilter()
-    framework = django_filters.ChoiceFilter(choices=Checkpoint.Framework.choices)
+    framework = ChoiceFilter(choices=Checkpoint.Framework.choices)
     handoff_target = django_filters.CharFilter(help_text="An agent's inbox: checkpoints handed off to it.")
     written_by = django_filters.CharFilter(help_text='Who wrote it: "key:<prefix>" or "user:<username>".')
     created_after = UtcDateTimeFilter(field_name="created_at", lookup_expr="gte")
@@ -193,7 +208,7 @@ SEARCH_HELP = (
 class WorkspaceMessageFilterSet(django_filters.FilterSet):
     """Workspace-wide message search. `user_id` is applied by the view, as for threads."""
 
-    role = django_filters.ChoiceFilter(choices=Message.Role.choices)
+    role = ChoiceFilter(choices=Message.Role.choices)
     search = django_filters.CharFilter(method="filter_search", help_text=SEARCH_HELP)
     thread_id = django_filters.CharFilter(field_name="thread__thread_id", max_length=128)
 

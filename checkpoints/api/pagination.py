@@ -36,7 +36,7 @@ PAGE_PARAMS = [
 def parse_limit(request: Request, default: int = DEFAULT_LIMIT, maximum: int = MAX_LIMIT) -> int:
     """The `limit` query parameter: an integer from 1 to `maximum` (0 or negative is an error, not "all")."""
     raw = request.query_params.get("limit")
-    if raw is None or raw == "":
+    if raw is None:  # present but empty is not a number either
         return default
     limit = parse_whole_number(raw)
     if limit is None:

@@ -75,6 +75,37 @@ def test_it_refuses_an_empty_boolean_instead_of_reading_the_default(api: ApiClie
     }
 
 
+@pytest.mark.parametrize(
+    ("path", "parameter"),
+    [
+        # Present but empty is not one of an enum's values, nor a number (schemathesis ST201 on `?role=`).
+        ("/api/v1/threads/t/messages/?role=", "role"),
+        ("/api/v1/messages/?role=", "role"),
+        ("/api/v1/threads/t/checkpoints/?framework=", "framework"),
+        ("/api/v1/checkpoints/?framework=", "framework"),
+        ("/api/v1/jobs/?status=", "status"),
+        ("/api/v1/threads/?ordering=", "ordering"),
+        ("/api/v1/threads/?limit=", "limit"),
+        ("/api/v1/threads/t/messages/?limit=", "limit"),
+    ],
+)
+def test_it_refuses_an_empty_enum_or_number_instead_of_ignoring_it(
+    api: ApiClient, path: str, parameter: str
+) -> None:
+    api.post("/api/v1/threads/t/checkpoints/", {"agent_id": "a", "state": {}})
+    response = api.get(path)
+    assert response.status_code == 400, response.content
+    error = response.json()["error"]
+    assert error["code"] == "validation_error"
+    assert list(error["details"]["fields"]) == [parameter]
+
+
+def test_it_refuses_an_empty_wait_before_starting_the_job(api: ApiClient) -> None:
+    response = api.post("/api/v1/medallions/checkpoint/?wait=", {})
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["message"].startswith("wait must be a number of seconds")
+
+
 def test_it_answers_404_for_a_row_that_vanished_mid_request() -> None:
     # A PATCH racing a DELETE of the same thread re-read a row that no longer existed: a 500, now a 404.
     response = exception_handler(Thread.DoesNotExist("gone"), {})

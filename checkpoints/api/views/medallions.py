@@ -74,7 +74,7 @@ def _statuses(request: Request) -> tuple[str, ...]:
 
 def _wait_seconds(request: Request) -> float:
     raw = request.query_params.get("wait")
-    if raw is None or raw == "":
+    if raw is None:  # present but empty is not a number either
         return 0.0
     try:
         seconds = float(raw)

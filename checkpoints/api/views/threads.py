@@ -75,7 +75,7 @@ class ThreadListView(ThreadScopedView):
         responses=ThreadPageSerializer,
     )
     def get(self, request: Request) -> Response:
-        ordering = request.query_params.get("ordering") or THREAD_ORDERINGS[0]
+        ordering = request.query_params.get("ordering", THREAD_ORDERINGS[0])
         if ordering not in THREAD_ORDERINGS:
             message = f"ordering must be one of {', '.join(THREAD_ORDERINGS)}."
             raise ValidationFailed(message, {"fields": {"ordering": [message]}})
