@@ -23,6 +23,7 @@ from typing import Any
 from celery import Task, shared_task
 from celery.exceptions import TimeLimitExceeded
 
+from checkpoints.services.checkpoint_packing import checkpoints_pack_for_job
 from checkpoints.services.jobs import TRANSIENT_ERRORS, job_execute, job_fail_unfinished, jobs_reap_abandoned
 from checkpoints.services.medallion_summaries import medallion_summarize_thread
 from checkpoints.services.medallions import medallion_checkpoint
@@ -32,6 +33,7 @@ from checkpoints.services.retention import (
     threads_expire_idle,
     tombstones_purge,
 )
+from checkpoints.services.stored_values import values_collect_all
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +97,18 @@ def threads_expire_idle_beat() -> int:
 def jobs_reap_abandoned_beat() -> dict[str, int]:
     """Beat, every 5 minutes: fail jobs whose worker died and that no redelivery took over."""
     return jobs_reap_abandoned()
+
+
+@registered_as("collect_values")
+def values_collect_all_beat() -> dict[str, int]:
+    """Beat, hourly: delete packed checkpoints' parts that nothing names any more, all workspaces."""
+    return values_collect_all()
+
+
+@registered_as("pack_checkpoints_job", bind=True, base=JobTask)
+def checkpoints_pack_job(self: Task, job_pk: int) -> None:
+    """A conversion job: pack the job's workspace's checkpoints stored whole (README, "Storage")."""
+    job_execute(job_pk, checkpoints_pack_for_job, retryable=not is_last_attempt(self))
 
 
 @registered_as("run_sweep_job", bind=True, base=JobTask)

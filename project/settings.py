@@ -300,9 +300,13 @@ CELERY_BEAT_SCHEDULE = {
         ("tombstone-purge", "purge_tombstones", "CAIRN_PURGE_INTERVAL_SECONDS", 3600.0),
         ("idle-thread-expiry", "expire_idle_threads", "CAIRN_IDLE_EXPIRY_INTERVAL_SECONDS", 3600.0),
         ("job-reaper", "reap_abandoned_jobs", "CAIRN_JOB_REAP_INTERVAL_SECONDS", 300.0),
+        ("value-collector", "collect_values", "CAIRN_VALUE_COLLECT_INTERVAL_SECONDS", 3600.0),
     )
 }
 CAIRN_SWEEP_BATCH_SIZE = env.int("CAIRN_SWEEP_BATCH_SIZE", default=1000)
+# Packed checkpoints' parts (README, "Storage") that nothing names are deleted once no save has used them for
+# this long; it bounds how long a save may take between storing its parts and inserting its checkpoint.
+CAIRN_VALUE_GRACE_SECONDS = env.int("CAIRN_VALUE_GRACE_SECONDS", default=3600)
 # A job "running" this long lost its worker and no redelivery took it over: the reaper marks it failed.
 # Longer than the hard time limit plus the broker's redelivery delay, so a redelivery gets its chance first.
 CAIRN_JOB_ABANDONED_AFTER_SECONDS = env.int(

@@ -6,6 +6,7 @@ from checkpoints.models.checkpoint import Checkpoint, PendingWrite
 from checkpoints.models.job import Job
 from checkpoints.models.medallion import Medallion, MedallionRevision
 from checkpoints.models.thread import Message, Thread
+from checkpoints.models.value import StoredValue
 from checkpoints.models.workspace import ApiKey, Membership, Workspace
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "Membership",
     "Message",
     "PendingWrite",
+    "StoredValue",
     "Thread",
     "Workspace",
 ]

@@ -11,6 +11,7 @@ from django.db.models import OuterRef, Q
 from django.utils import timezone
 
 from checkpoints.models.thread import Thread
+from checkpoints.models.value import UnpackingIterable
 from checkpoints.models.workspace import Workspace
 
 # The model attribute behind an API field name where the two differ (everywhere else they are the same).
@@ -23,6 +24,11 @@ def model_attribute(field: str) -> str:
 
 
 class CheckpointQuerySet(models.QuerySet["Checkpoint"]):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Packed documents come back whole (README, "Storage"); values() and values_list() do not.
+        self._iterable_class = UnpackingIterable
+
     def for_workspace(self, workspace: Workspace) -> CheckpointQuerySet:
         return self.filter(workspace=workspace)
 
@@ -121,8 +127,12 @@ class Checkpoint(models.Model):
     expired_at = models.DateTimeField(null=True, blank=True, help_text="Set when the row became a tombstone.")
 
     objects = CheckpointQuerySet.as_manager()
+    # Parts a packed document names that are not stored, found when it was loaded (README, "Storage").
+    missing_parts: tuple[str, ...] = ()
 
     class Meta:
+        # Loading a deferred document goes through the base manager: it must fill packed parts in too.
+        base_manager_name = "objects"
         constraints: ClassVar = [
             models.UniqueConstraint(
                 fields=["thread", "namespace", "checkpoint_id"], name="checkpoint_unique_id"

@@ -27,6 +27,7 @@ class Job(models.Model):
         SWEEP = "sweep"
         PRUNE = "prune"
         EXPORT = "export"
+        PACK = "pack"
 
     class Status(models.TextChoices):
         QUEUED = "queued"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import Enum
 from typing import Any, Final, ParamSpec, Required, TypedDict, TypeVar, Unpack
@@ -28,8 +28,10 @@ from checkpoints.exceptions import Conflict, Gone, NotFound, PreconditionFailed,
 from checkpoints.ids import new_id
 from checkpoints.integrity import CanonicalEncodingError, canonical_json
 from checkpoints.models import Checkpoint, Thread, Workspace
+from checkpoints.packing import Packed
 from checkpoints.services import hot_sql
 from checkpoints.services.checkpoint_reads import checkpoint_compute_checksum
+from checkpoints.services.stored_values import all_parts, packed_documents, parts_to_store, stored_packed
 from checkpoints.services.thread_rows import expires_after, thread_insert_if_missing, thread_touch_values
 
 
@@ -50,15 +52,23 @@ def _invalid(field: str, message: str, **extra: Any) -> ValidationFailed:
 
 @dataclass(frozen=True)
 class Payloads:
-    """The canonical JSON text of a checkpoint's three documents (exactly what is stored and hashed)."""
+    """The canonical JSON text of a checkpoint's three documents (exactly what is hashed, and stored whole
+    or packed: README, "Storage"). `values` are the state and context as decoded, when the caller has them
+    (packing then needs no decoding)."""
 
     state: str
     context: str
     metadata: str
+    values: tuple[Any, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def size_bytes(self) -> int:
         return sum(len(text.encode("utf-8")) for text in (self.state, self.context, self.metadata))
+
+    def packed(self) -> dict[str, Packed]:
+        """The documents worth storing packed, packed."""
+        values = None if self.values is None else dict(zip(("state", "context"), self.values, strict=True))
+        return packed_documents({"state": self.state, "context": self.context}, values)
 
 
 def encode_document(name: str, value: Any) -> str:
@@ -77,6 +87,7 @@ def encode_payloads(state: Any, context: Any, metadata: Any) -> Payloads:
         state=encode_document("state", state),
         context=encode_document("context", context),
         metadata=encode_document("metadata", metadata),
+        values=(state, context),
     )
     # Metadata is also queried as jsonb (filters, GIN index), and jsonb cannot hold U+0000. State and
     # context are only ever text, so NUL is fine there (stored escaped, as \u0000).
@@ -281,11 +292,16 @@ def save_encoded(
             received=checksum,
             computed=checkpoint.checksum,
         )
+    packed = payloads.packed()
     seen = (thread.state_version, thread.ttl_seconds)
     thread_touch_values(thread, now=now, head_moved=True)
-    inserted = hot_sql.insert_checkpoint(
-        checkpoint, thread_touched=(thread.updated_at, thread.expires_at), thread_seen=seen
-    )
+    with stored_packed(checkpoint, packed):
+        inserted = hot_sql.insert_checkpoint(
+            checkpoint,
+            thread_touched=(thread.updated_at, thread.expires_at),
+            thread_seen=seen,
+            parts=parts_to_store(workspace_id=workspace.pk, parts=all_parts(packed), now=timezone.now()),
+        )
     if inserted is None:
         raise ThreadChanged(thread_id)
     checkpoint.pk, checkpoint.message_seq = inserted

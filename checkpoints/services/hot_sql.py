@@ -9,19 +9,23 @@ services; this module only fetches and stores. See docs/architecture.md, "The ho
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from functools import cache
 from typing import Any, TypeVar
 
 from django.db import connection, models
 
-from checkpoints.models import Checkpoint, PendingWrite, Thread
+from checkpoints.models import Checkpoint, PendingWrite, StoredValue, Thread
+from checkpoints.models.value import unpack
 
 M = TypeVar("M", bound=models.Model)
 
 CHECKPOINT = Checkpoint._meta.db_table
 THREAD = Thread._meta.db_table
 PENDING_WRITE = PendingWrite._meta.db_table
+VALUE = StoredValue._meta.db_table
 
 
 def _fields(model: type[models.Model], *, with_pk: bool = True) -> list[models.Field[Any, Any]]:
@@ -88,6 +92,65 @@ _INSERT = (
     f"INSERT INTO {CHECKPOINT} ({_INSERT_COLUMNS}) "  # nosec B608 # names from the models; values bound
     f"VALUES ({', '.join(['%s'] * (len(_INSERT_FIELDS) + 1))}) RETURNING id, message_seq"
 )
+
+# The parts of a save's packed documents (README, "Storage"): store what is missing, and mark what exists as
+# used unless a save did since `stale`. ON CONFLICT takes each existing row's lock even when it updates
+# nothing, so a concurrent collector's delete waits and re-checks `used_at` (services.stored_values).
+_PART_COLUMNS = "workspace_id, digest, body, size_bytes, used_at"
+_STORE_PARTS = {
+    "postgresql": f"INSERT INTO {VALUE} AS v ({_PART_COLUMNS}) "  # nosec B608 # names from models
+    "SELECT %s, p.digest, p.body, p.size_bytes, %s "
+    "FROM unnest(%s::bytea[], %s::text[], %s::bigint[]) AS p(digest, body, size_bytes) "
+    "ON CONFLICT (workspace_id, digest) DO UPDATE SET used_at = EXCLUDED.used_at WHERE v.used_at < %s",
+    "sqlite": f"INSERT INTO {VALUE} ({_PART_COLUMNS}) VALUES (%s, %s, %s, %s, %s) "  # nosec B608 # names from the models; values bound
+    f"ON CONFLICT (workspace_id, digest) DO UPDATE SET used_at = excluded.used_at WHERE {VALUE}.used_at < %s",
+}
+
+_STORE_PARTS_TOUCH_AND_INSERT = (
+    f"WITH parts AS ({_STORE_PARTS['postgresql']}), {_TOUCH_AND_INSERT.removeprefix('WITH ')}"
+)
+
+
+@dataclass(frozen=True)
+class Parts:
+    """Parts to store for a save: their texts by digest, marked as used at `used_at` unless used since
+    `stale`."""
+
+    workspace_id: int
+    texts: Mapping[bytes, str]
+    used_at: datetime
+    stale: datetime
+
+    def postgres_params(self) -> list[Any]:
+        sizes = [len(text.encode("utf-8")) for text in self.texts.values()]
+        return [
+            self.workspace_id,
+            self.used_at,
+            list(self.texts),
+            list(self.texts.values()),
+            sizes,
+            self.stale,
+        ]
+
+    def sqlite_rows(self) -> list[list[Any]]:
+        used_at, stale = adapt_datetime(self.used_at), adapt_datetime(self.stale)
+        return [
+            [self.workspace_id, digest, text, len(text.encode("utf-8")), used_at, stale]
+            for digest, text in self.texts.items()
+        ]
+
+
+def store_parts(parts: Parts) -> None:
+    """Store and mark the parts: one statement on PostgreSQL, one per part on SQLite (where one writer runs at
+    a time)."""
+    if not parts.texts:
+        return
+    with cursor() as c:
+        if _postgres():
+            c.execute(_STORE_PARTS["postgresql"], parts.postgres_params())
+        else:
+            c.executemany(_STORE_PARTS["sqlite"], parts.sqlite_rows())
+
 
 # A thread by its public id (every thread-scoped read starts here).
 THREAD_BY_ID = (
@@ -189,23 +252,34 @@ def load_checkpoint_with_thread(row: Sequence[Any], workspace: Any) -> Checkpoin
     checkpoint = load(Checkpoint, row[:split])
     checkpoint.thread = load(Thread, row[split:])
     checkpoint.thread.workspace = checkpoint.workspace = workspace
+    unpack([checkpoint])
     return checkpoint
 
 
 def insert_checkpoint(
-    checkpoint: Checkpoint, *, thread_touched: tuple[Any, Any], thread_seen: tuple[int, int | None]
+    checkpoint: Checkpoint,
+    *,
+    thread_touched: tuple[Any, Any],
+    thread_seen: tuple[int, int | None],
+    parts: Parts | None = None,
 ) -> tuple[int, int] | None:
-    """Touch the thread and insert the checkpoint if the thread is still at `thread_seen` (state_version,
-    ttl_seconds): one statement on PostgreSQL, two on SQLite (no data-modifying CTEs; it runs inside the
-    save's transaction). Returns the new primary key and message_seq, or None if the thread changed."""
+    """Store the parts its packed documents name, touch the thread and insert the checkpoint if the thread is
+    still at `thread_seen` (state_version, ttl_seconds): one statement on PostgreSQL, two or more on SQLite
+    (no data-modifying CTEs; it runs inside the save's transaction). Returns the new primary key and
+    message_seq, or None if the thread changed (parts stored then are left to the collector)."""
     values = [adapt(getattr(checkpoint, f.attname), f) for f in _INSERT_FIELDS]
     updated_at, expires_at = thread_touched
     touch = [adapt_datetime(updated_at), adapt_datetime(expires_at), checkpoint.thread_id, *thread_seen]
     with cursor() as c:
         if _postgres():
-            c.execute(_TOUCH_AND_INSERT, [*touch, *values])
+            if parts is not None and parts.texts:
+                c.execute(_STORE_PARTS_TOUCH_AND_INSERT, [*parts.postgres_params(), *touch, *values])
+            else:
+                c.execute(_TOUCH_AND_INSERT, [*touch, *values])
             row = c.fetchone()
             return None if row is None else (int(row[0]), int(row[1]))
+        if parts is not None:
+            store_parts(parts)
         c.execute(_TOUCH_IF_UNCHANGED["sqlite"], touch)
         touched = c.fetchone()
         if touched is None:

@@ -20,6 +20,7 @@ from checkpoints.services.audit import Actor
 from checkpoints.services.checkpoint_reads import checkpoint_head, ensure_intact, ensure_readable
 from checkpoints.services.checkpoint_save import UNSET, encode_document, record_fields_of
 from checkpoints.services.checkpoints import Payloads, checkpoint_compute_checksum, save_encoded
+from checkpoints.services.stored_values import pack_stored
 from checkpoints.services.thread_rows import (
     expires_after,
     thread_audit,
@@ -72,16 +73,17 @@ def _clone_rows(
     return copied
 
 
-def _rehasher(source: Thread) -> Callable[[Checkpoint, Checkpoint], None]:
+def _rehasher(source: Thread, now: datetime) -> Callable[[Checkpoint, Checkpoint], None]:
     """Re-hash each copied checkpoint for its new thread_id, after checking the original is intact (else
     the copy would bless a tampered row with a fresh, valid checksum). Tombstones have no payload left to
-    hash: they keep the source's checksum."""
+    hash: they keep the source's checksum. Large documents are stored packed, as a save stores them."""
 
     def rehash(original: Checkpoint, clone: Checkpoint) -> None:
         if original.state is not None:
             original.thread = source
             ensure_intact(original)
             clone.checksum = checkpoint_compute_checksum(clone)
+            pack_stored(clone, now=now)
 
     return rehash
 
@@ -217,7 +219,7 @@ def thread_copy(*, source: Thread, thread_id: str, actor: Actor) -> Thread:
         )
     )
     counts = {
-        "checkpoints": _clone_rows(Checkpoint.objects.filter(thread=source), target, _rehasher(source)),
+        "checkpoints": _clone_rows(Checkpoint.objects.filter(thread=source), target, _rehasher(source, now)),
         "pending_writes": _clone_rows(PendingWrite.objects.filter(thread=source), target),
         "messages": _clone_rows(Message.objects.filter(thread=source), target),
     }

@@ -86,6 +86,33 @@ def test_it_answers_an_idempotent_retry_in_2_queries(
     assert response.status_code == 200
 
 
+LARGE = {"messages": [{"role": "user", "content": f"{n} " + "word " * 60} for n in range(40)]}
+# Its parts: stored within the insert's statement on PostgreSQL, by one more (executemany) on SQLite.
+PARTS = 0 if USING_POSTGRES else 1
+
+
+def test_it_saves_a_packed_state_in_as_many_queries_as_a_small_one(
+    warm: ApiClient, history: None, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    with django_assert_num_queries(AUTH + ATOMIC + 1 + PARTS + INSERT):
+        response = warm.post(CPS, {"agent_id": "a", "state": LARGE})
+    assert response.status_code == 201
+
+
+def test_it_restores_a_packed_state_with_one_more_query_for_its_parts(
+    warm: ApiClient, history: None, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    checkpoint = make_checkpoint(warm.workspace, "t1", checkpoint_id="c-large", state=LARGE)
+    with django_assert_num_queries(AUTH + 1 + 1):
+        response = warm.get(f"{CPS}{checkpoint.checkpoint_id}/")
+    assert response.status_code == 200 and response.json()["state"] == LARGE
+    make_checkpoint(warm.workspace, "t1", state=LARGE)
+    # A page of packed checkpoints fills every one's parts in one query.
+    with django_assert_num_queries(AUTH + 2 + 1):
+        page = warm.get(f"{CPS}?include_state=true&limit=3").json()["results"]
+    assert [c["state"] for c in page[:2]] == [LARGE, LARGE]
+
+
 def test_it_restores_in_1_query(
     warm: ApiClient, history: None, django_assert_num_queries: Callable[..., Any]
 ) -> None:

@@ -8,10 +8,12 @@ from typing import Any
 import pytest
 import time_machine
 from celery.exceptions import TimeLimitExceeded
+from django.conf import settings
 from django.test import override_settings
+from django.utils import timezone
 
 from checkpoints import tasks
-from checkpoints.models import AuditEvent, Checkpoint, Job, Thread, Workspace
+from checkpoints.models import AuditEvent, Checkpoint, Job, StoredValue, Thread, Workspace
 from checkpoints.services.audit import Actor
 from checkpoints.services.checkpoints import checkpoint_expire
 from checkpoints.services.jobs import job_claim
@@ -37,6 +39,7 @@ def test_it_schedules_every_beat_task_by_name() -> None:
         "checkpoints.tasks.purge_tombstones",
         "checkpoints.tasks.expire_idle_threads",
         "checkpoints.tasks.reap_abandoned_jobs",
+        "checkpoints.tasks.collect_values",
     }
     assert scheduled <= set(celery_app.tasks)
 
@@ -47,6 +50,7 @@ def test_tasks_keep_the_names_queued_messages_and_the_schedule_use() -> None:
         tasks.tombstones_purge_beat: "purge_tombstones",
         tasks.threads_expire_idle_beat: "expire_idle_threads",
         tasks.jobs_reap_abandoned_beat: "reap_abandoned_jobs",
+        tasks.values_collect_all_beat: "collect_values",
         tasks.retention_sweep_job: "run_sweep_job",
         tasks.medallion_checkpoint_job: "medallion_checkpoint_job",
         tasks.medallion_summarize_thread_job: "summarize_thread_job",
@@ -61,6 +65,7 @@ def test_it_declares_late_acks_and_bounded_retries_on_transient_errors_only() ->
         "retention_sweep_beat",
         "tombstones_purge_beat",
         "threads_expire_idle_beat",
+        "values_collect_all_beat",
         "retention_sweep_job",
     )
     for name in names:
@@ -94,6 +99,18 @@ def test_it_runs_each_beat_task_twice_with_the_same_result_as_once(
     assert tasks.threads_expire_idle_beat.apply().get() == 0
     assert set(Thread.objects.values_list("thread_id", flat=True)) == {"busy"}
     assert tasks.jobs_reap_abandoned_beat.apply().get() == {"running": 0, "queued": 0}
+
+
+def test_the_value_collector_frees_what_a_deleted_thread_named_once(workspace: Workspace) -> None:
+    messages = [{"role": "user", "content": "word " * 60, "n": n} for n in range(40)]
+    checkpoint = make_checkpoint(workspace, "chat", state={"messages": messages})
+    assert StoredValue.objects.count() > 1
+    checkpoint.thread.delete()
+    later = timezone.now() + timedelta(seconds=settings.CAIRN_VALUE_GRACE_SECONDS + 1)
+    with time_machine.travel(later, tick=False):
+        freed = tasks.values_collect_all_beat.apply().get()
+        assert freed["values"] > 1 and not StoredValue.objects.exists()
+        assert tasks.values_collect_all_beat.apply().get() == {"values": 0, "bytes": 0}
 
 
 def test_it_runs_a_sweep_job_once_when_the_task_is_delivered_twice(

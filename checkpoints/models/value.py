@@ -1,0 +1,97 @@
+"""The parts of packed checkpoint documents, stored once per workspace by content (README, "Storage";
+the packing itself is `checkpoints.packing`)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from django.db import models
+from django.db.models.query import ModelIterable
+from django.utils import timezone
+
+from checkpoints.models.workspace import Workspace
+from checkpoints.packing import MissingPart, assemble, digests, is_packed
+
+if TYPE_CHECKING:
+    from checkpoints.models.checkpoint import Checkpoint
+
+# The documents that may be packed (metadata is also queried as jsonb, so it is always stored whole).
+PACKED_FIELDS = ("state", "context")
+
+
+class StoredValue(models.Model):
+    """One part of one or more packed documents of a workspace, keyed by the SHA-256 of its text.
+
+    Parts are never shared across workspaces: a save cannot learn whether another tenant stored the same
+    text. `used_at` is when a save last relied on the part; the collector
+    (`checkpoints.services.stored_values`) only deletes parts no checkpoint names and no save relied on
+    within its grace period.
+    """
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+", db_index=False)
+    digest = models.BinaryField(max_length=32)
+    body = models.TextField()
+    size_bytes = models.BigIntegerField()
+    used_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints: ClassVar = [
+            models.UniqueConstraint(fields=["workspace", "digest"], name="storedvalue_unique_digest"),
+        ]
+        indexes: ClassVar = [models.Index(fields=["workspace", "used_at"], name="storedvalue_ws_used")]
+
+    def __str__(self) -> str:
+        return f"{bytes(self.digest).hex()[:16]}… ({self.size_bytes} bytes)"
+
+
+def parts_of(workspace_id: int, wanted: Iterable[bytes]) -> dict[bytes, str]:
+    """The stored text of the wanted parts of one workspace (one query; missing ones are left out)."""
+    wanted = list(wanted)
+    if not wanted:
+        return {}
+    rows = StoredValue.objects.filter(workspace_id=workspace_id, digest__in=wanted).values_list(
+        "digest", "body"
+    )
+    return {bytes(digest): body for digest, body in rows}
+
+
+def unpack(checkpoints: Iterable[Checkpoint]) -> None:
+    """Put the parts back into the packed documents of loaded checkpoints: one query per workspace.
+
+    A document naming a part that is missing keeps its packed text and is listed in `missing_parts`; it then
+    no longer hashes to its checksum, so every read refuses it as altered (409), as it would a tampered row.
+    """
+    by_workspace: dict[int, list[Checkpoint]] = defaultdict(list)
+    for checkpoint in checkpoints:
+        loaded = checkpoint.__dict__
+        if any(is_packed(loaded.get(field)) for field in PACKED_FIELDS):
+            by_workspace[checkpoint.workspace_id].append(checkpoint)
+    for workspace_id, packed in by_workspace.items():
+        wanted = digests(c.__dict__.get(field) for c in packed for field in PACKED_FIELDS)
+        parts = parts_of(workspace_id, wanted)
+        for checkpoint in packed:
+            for field in PACKED_FIELDS:
+                stored = checkpoint.__dict__.get(field)
+                if not isinstance(stored, str) or not is_packed(stored):
+                    continue
+                try:
+                    setattr(checkpoint, field, assemble(stored, parts))
+                except MissingPart as missing:
+                    checkpoint.missing_parts = (*checkpoint.missing_parts, missing.args[0])
+
+
+class UnpackingIterable(ModelIterable):
+    """Model instances with packed documents whole again, filled in batches of 100 (one query each)."""
+
+    def __iter__(self) -> Iterator[Any]:
+        batch: list[Any] = []
+        for checkpoint in super().__iter__():
+            batch.append(checkpoint)
+            if len(batch) == 100:
+                unpack(batch)
+                yield from batch
+                batch = []
+        unpack(batch)
+        yield from batch

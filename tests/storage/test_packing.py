@@ -1,0 +1,99 @@
+"""Packing a document into a skeleton and parts (checkpoints.packing): exact, and shared as it grows."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from checkpoints.integrity import canonical_json
+from checkpoints.packing import PACK_MIN, assemble, digest_of, is_packed, pack, references
+
+
+def message(n: int, size: int = 300) -> dict[str, Any]:
+    return {"role": "user" if n % 2 else "assistant", "content": f"{n} " + "word " * (size // 5), "n": n}
+
+
+def packed_text(value: Any) -> tuple[str, dict[bytes, str]]:
+    text = canonical_json(value)
+    packed = pack(value, text)
+    assert packed is not None
+    return packed.stored, packed.parts
+
+
+def test_a_short_document_is_stored_whole() -> None:
+    state = {"messages": [message(n, 50) for n in range(5)]}
+    text = canonical_json(state)
+    assert len(text) < PACK_MIN
+    assert pack(state, text) is None
+
+
+def test_a_large_scalar_document_is_stored_whole() -> None:
+    text = canonical_json("x" * 10_000)
+    assert pack("x" * 10_000, text) is None
+
+
+def test_a_packed_document_assembles_to_the_exact_text() -> None:
+    state = {"messages": [message(n) for n in range(70)], "plan": {"steps": ["a", "b"]}, "n": 1.5}
+    stored, parts = packed_text(state)
+    assert is_packed(stored) and not canonical_json(state).startswith("#")
+    assert assemble(stored, parts) == canonical_json(state)
+    # Every part is keyed by the SHA-256 of its text, and the skeleton is a fraction of the document.
+    assert all(digest_of(body) == digest for digest, body in parts.items())
+    assert len(stored) < len(canonical_json(state)) / 10
+
+
+def test_a_growing_list_shares_its_complete_runs() -> None:
+    messages = [message(n) for n in range(300)]
+    _, before = packed_text({"messages": messages})
+    _, after = packed_text({"messages": [*messages, message(300)]})
+    new = set(after) - set(before)
+    # Only the new element is new: runs [0, 256) and [256, 272), [272, 288), [288, 300) stay as they were.
+    assert [json.loads(after[digest]) for digest in new] == [message(300)]
+
+
+def test_completing_a_run_adds_one_part_holding_it() -> None:
+    messages = [message(n) for n in range(31)]
+    _, before = packed_text({"messages": messages})
+    _, after = packed_text({"messages": [*messages, message(31)]})
+    new = [after[digest] for digest in set(after) - set(before)]
+    assert [json.loads(f"[{body}]") for body in new] == [[message(n) for n in range(16, 32)]]
+
+
+def test_a_document_names_a_bounded_number_of_parts_however_long_the_list() -> None:
+    stored, _ = packed_text({"messages": [message(n, 200) for n in range(2000)]})
+    # 2000 = 7 runs of 256 + 13 of 16 + 0 single elements: 20 references.
+    assert len(references(stored)) == 20
+
+
+def test_a_missing_part_is_reported_not_guessed() -> None:
+    stored, parts = packed_text({"messages": [message(n) for n in range(40)]})
+    first = references(stored)[0][1]
+    incomplete = {digest: body for digest, body in parts.items() if digest != first}
+    try:
+        assemble(stored, incomplete)
+    except KeyError:
+        return
+    raise AssertionError("assembled without a part")
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda children: (
+        st.lists(children, max_size=40) | st.dictionaries(st.text(max_size=8), children, max_size=8)
+    ),
+    max_leaves=400,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(json_values, min_size=1, max_size=60), st.text(min_size=200, max_size=400))
+def test_any_json_packs_to_exactly_its_canonical_text(items: list[Any], filler: str) -> None:
+    # Filler makes the document long enough to be packed; the items exercise every JSON shape inside it.
+    document = {"items": items, "filler": [filler] * 30, "nested": {"a": items, "b": [items, filler]}}
+    text = canonical_json(document)
+    packed = pack(document, text)
+    assert packed is not None
+    assert assemble(packed.stored, packed.parts) == text
