@@ -31,6 +31,7 @@ AUDIT_ACTIONS: dict[str, tuple[str, ...]] = {
     "message": ("message.delete",),
     "medallion": ("medallion.create", "medallion.update", "medallion.delete"),
     "retention": ("retention.policy", "retention.sweep", "retention.purge"),
+    "storage": ("storage.pack",),
     "apikey": ("apikey.create", "apikey.revoke"),
     "user": ("user.login_locked",),
 }

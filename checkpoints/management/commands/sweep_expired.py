@@ -12,6 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from checkpoints.management.options import workspace_option
 from checkpoints.models import Workspace
 from checkpoints.services.audit import Actor
 from checkpoints.services.retention import (
@@ -38,11 +39,7 @@ class Command(BaseCommand):
         parser.add_argument("--dry-run", action="store_true", help="Print what would happen; change nothing.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        workspace = None
-        if options["workspace"]:
-            workspace = Workspace.objects.filter(slug=options["workspace"]).first()
-            if workspace is None:
-                raise CommandError(f"No workspace {options['workspace']!r}.")
+        workspace = workspace_option(options["workspace"])
         if options["batch_size"] is not None and options["batch_size"] < 1:
             raise CommandError("--batch-size must be at least 1.")
         if options["dry_run"]:
