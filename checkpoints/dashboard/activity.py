@@ -106,9 +106,10 @@ def storage_chart(workspace: Workspace, now: datetime) -> SafeString:
     running = [sum(daily[: index + 1]) for index in range(len(daily))]
     return bar_chart(
         chart_id="storage-chart",
-        title=f"Checkpoint state written — last {STORAGE_DAYS} days (UTC)",
+        title=f"Checkpoint state written (logical bytes) — last {STORAGE_DAYS} days (UTC)",
         desc=(
-            f"Bars: bytes written per day; line: the running total since the first day, "
+            f"Bars: bytes written per day, as the documents are whole (large ones are stored packed, in "
+            f"fewer bytes); line: the running total since the first day, "
             f"{compact_bytes(running[-1])} in all."
         ),
         labels=window.labels(now),

@@ -20,6 +20,7 @@ from checkpoints.models import (
     Thread,
     Workspace,
 )
+from checkpoints.services.stored_values import stored_bytes
 
 COUNT_CAP = 10_000
 STORAGE_CACHE_SECONDS = 60
@@ -41,16 +42,36 @@ def capped_count(queryset: QuerySet[Any], cap: int = COUNT_CAP) -> CappedCount:
     return CappedCount(min(found, cap), found > cap)
 
 
+@dataclass(frozen=True)
+class LogicalAndStored:
+    """Bytes as the documents are whole (logical) and as stored, and what storing them packed saves."""
+
+    logical: int
+    stored: int
+
+    @property
+    def ratio(self) -> float | None:
+        """How many times smaller the stored bytes are; None when storing saves nothing."""
+        return self.logical / self.stored if 0 < self.stored < self.logical else None
+
+    @property
+    def saved_percent(self) -> int:
+        """The share of the logical bytes that is not stored, in percent (0 when nothing is saved)."""
+        return round(100 * (self.logical - self.stored) / self.logical) if self.ratio else 0
+
+
 def workspace_storage(workspace: Workspace) -> dict[str, int]:
-    """Bytes of live checkpoint payloads and characters of message text, cached for a minute."""
-    key = f"dashboard:storage:{workspace.pk}:{workspace.created_at.timestamp():.6f}"
+    """Bytes of live checkpoint payloads, whole (`checkpoints`) and as stored (`checkpoints_stored`: the
+    rows' text plus every part the workspace stores), and characters of message text; cached for a minute."""
+    key = f"dashboard:storage:v2:{workspace.pk}:{workspace.created_at.timestamp():.6f}"
     cached = cache.get(key)
     if isinstance(cached, dict):
         return cached
-    checkpoints = Checkpoint.objects.for_workspace(workspace).filter(expired_at__isnull=True)
+    payloads = stored_bytes(workspace_id=workspace.pk)
     messages = Message.objects.filter(thread__workspace=workspace)
     storage = {
-        "checkpoints": checkpoints.aggregate(total=Coalesce(Sum("size_bytes"), 0))["total"],
+        "checkpoints": payloads.logical_bytes,
+        "checkpoints_stored": payloads.stored_bytes,
         "messages": messages.aggregate(total=Coalesce(Sum(Length("content")), 0))["total"],
     }
     cache.set(key, storage, STORAGE_CACHE_SECONDS)
@@ -67,6 +88,7 @@ def workspace_overview(workspace: Workspace, now: datetime) -> dict[str, Any]:
         .without_payload()
     )
     jobs = Job.objects.for_workspace(workspace)
+    storage = workspace_storage(workspace)
     return {
         "counts": {
             "Threads": capped_count(Thread.objects.for_workspace(workspace)),
@@ -76,7 +98,8 @@ def workspace_overview(workspace: Workspace, now: datetime) -> dict[str, Any]:
             "Active medallions": capped_count(Medallion.objects.for_workspace(workspace).active()),
             "Usable API keys": capped_count(workspace.api_keys.usable(now)),
         },
-        "storage": workspace_storage(workspace),
+        "storage": storage,
+        "payloads": LogicalAndStored(storage["checkpoints"], storage["checkpoints_stored"]),
         "expiring": list(expiring.order_by("expires_at", "id")[:10]),
         "expiring_count": capped_count(expiring),
         "failed_jobs": list(jobs.filter(status=Job.Status.FAILED).newest_first()[:10]),

@@ -57,6 +57,7 @@ def test_it_creates_a_thread_with_every_field_and_renders_the_contract_shape(api
         "message_count": 0,
         "checkpoint_count": 0,
         "storage_bytes": 0,
+        "storage": {"logical_bytes": 0, "stored_bytes": 0},
         "head": None,
     }
     # The schema serializer declares exactly the keys the view renders.

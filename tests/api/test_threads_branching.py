@@ -313,9 +313,18 @@ def test_it_reports_storage_by_namespace_and_kind(api: ApiClient) -> None:
             },
         ],
         "messages": {"count": 1, "bytes": 8},  # "héllo" (6) + metadata {} (2)
-        "totals": {"state_bytes": 23, "writes_bytes": 5, "messages_bytes": 8, "bytes": 36},
+        "parts": {"count": 0, "bytes": 0},  # small documents are stored whole
+        "totals": {
+            "state_bytes": 23,
+            "writes_bytes": 5,
+            "messages_bytes": 8,
+            "bytes": 36,
+            "state_stored_bytes": 23,
+            "stored_bytes": 36,
+        },
     }
-    assert api.get(f"{THREADS}t/").json()["storage_bytes"] == 36
+    detail = api.get(f"{THREADS}t/").json()
+    assert (detail["storage_bytes"], detail["storage"]) == (36, {"logical_bytes": 36, "stored_bytes": 36})
 
 
 def test_it_keeps_branching_inside_the_workspace(

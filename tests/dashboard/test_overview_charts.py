@@ -25,9 +25,10 @@ pytestmark = pytest.mark.django_db
 
 NOW = datetime(2026, 11, 20, 10, 30, 15, tzinfo=UTC)
 # session + user + workspace, the three activity series and the storage series (one query each), then the
-# page's other queries: six capped counts, two storage totals (cached for a minute, so the cache is cleared
-# before each request), the expiring list and its count, failed and active jobs, recent events.
-OVERVIEW_QUERIES = 20
+# page's other queries: six capped counts, three storage totals (checkpoint rows logical and as stored, the
+# workspace's parts, message text; cached for a minute, so the cache is cleared before each request), the
+# expiring list and its count, failed and active jobs, recent events.
+OVERVIEW_QUERIES = 21
 
 
 @pytest.fixture(autouse=True)

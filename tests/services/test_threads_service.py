@@ -100,5 +100,13 @@ def test_it_reports_zero_storage_for_an_empty_thread(workspace: Workspace) -> No
         "thread_id": "t",
         "namespaces": [],
         "messages": {"count": 0, "bytes": 0},
-        "totals": {"state_bytes": 0, "writes_bytes": 0, "messages_bytes": 0, "bytes": 0},
+        "parts": {"count": 0, "bytes": 0},
+        "totals": {
+            "state_bytes": 0,
+            "writes_bytes": 0,
+            "messages_bytes": 0,
+            "bytes": 0,
+            "state_stored_bytes": 0,
+            "stored_bytes": 0,
+        },
     }

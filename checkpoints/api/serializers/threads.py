@@ -88,6 +88,7 @@ THREAD_READ_ONLY = frozenset(
         "message_count",
         "checkpoint_count",
         "storage_bytes",
+        "storage",
         "head",
         "workspace",
     }
@@ -181,12 +182,26 @@ class ThreadSerializer(OutputSerializer):
         return ForkedFromSerializer.render(thread, context) if thread.forked_from_checkpoint_id else None
 
 
+class StorageSummarySerializer(serializers.Serializer):
+    """What the thread's checkpoint payloads, pending writes and messages are whole (logical) and as
+    stored: large documents are stored packed, each distinct part once."""
+
+    logical_bytes = serializers.IntegerField(
+        help_text="As the documents are whole: `totals.bytes` of `storage/` (= storage_bytes)."
+    )
+    stored_bytes = serializers.IntegerField(
+        help_text="As stored (packed documents' skeletons plus the distinct parts they name): "
+        "`totals.stored_bytes` of `storage/`."
+    )
+
+
 class ThreadDetailSerializer(ThreadSerializer):
-    """A thread with the counts of `ThreadQuerySet.with_stats`."""
+    """A thread with the counts of `ThreadQuerySet.with_stats` and its storage, logical and as stored."""
 
     message_count = serializers.IntegerField()
     checkpoint_count = serializers.IntegerField(help_text="Readable checkpoints, every namespace.")
-    storage_bytes = serializers.IntegerField(help_text="The `totals.bytes` of `storage/`.")
+    storage_bytes = serializers.IntegerField(help_text="The `totals.bytes` of `storage/` (logical bytes).")
+    storage = StorageSummarySerializer()
     head = serializers.CharField(allow_null=True, help_text="checkpoint_id of the root namespace's head.")
 
 
@@ -211,15 +226,28 @@ class MessageStorageSerializer(serializers.Serializer):
     bytes = serializers.IntegerField()
 
 
+class PartStorageSerializer(serializers.Serializer):
+    """The distinct parts the thread's packed documents name, each counted once."""
+
+    count = serializers.IntegerField()
+    bytes = serializers.IntegerField()
+
+
 class StorageTotalsSerializer(serializers.Serializer):
-    state_bytes = serializers.IntegerField()
+    state_bytes = serializers.IntegerField(help_text="Checkpoint payloads as they are whole (logical).")
     writes_bytes = serializers.IntegerField()
     messages_bytes = serializers.IntegerField()
-    bytes = serializers.IntegerField()
+    bytes = serializers.IntegerField(help_text="Logical: state_bytes + writes_bytes + messages_bytes.")
+    state_stored_bytes = serializers.IntegerField(
+        help_text="Checkpoint payloads as stored: the rows' text (skeletons of packed documents) plus "
+        "`parts.bytes`."
+    )
+    stored_bytes = serializers.IntegerField(help_text="state_stored_bytes + writes_bytes + messages_bytes.")
 
 
 class ThreadStorageSerializer(serializers.Serializer):
     thread_id = serializers.CharField()
     namespaces = NamespaceStorageSerializer(many=True)
     messages = MessageStorageSerializer()
+    parts = PartStorageSerializer()
     totals = StorageTotalsSerializer()

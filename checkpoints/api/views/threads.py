@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.urls import reverse
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -27,6 +29,7 @@ from checkpoints.api.views.base import USER_PARAM, WorkspaceAPIView
 from checkpoints.exceptions import NotFound, ValidationFailed
 from checkpoints.models import Thread
 from checkpoints.services.checkpoint_reads import checkpoint_get
+from checkpoints.services.thread_storage import storage_summary, with_stored_sizes
 from checkpoints.services.threads import (
     thread_copy,
     thread_create,
@@ -45,20 +48,26 @@ class ThreadScopedView(WorkspaceAPIView):
 
     def thread(self, thread_id: str, *, with_stats: bool = False) -> Thread:
         queryset = Thread.objects.for_workspace(self.workspace).for_user(self.query_user_id())
-        if with_stats:
-            queryset = queryset.with_stats(timezone.now())
-        thread = queryset.filter(thread_id=thread_id).first()
+        found = with_stored_sizes(queryset.with_stats(timezone.now())) if with_stats else queryset
+        thread = found.filter(thread_id=thread_id).first()
         if thread is None:
             raise NotFound(f"Thread {thread_id!r} not found.")
         return thread
 
     def detail_response(self, thread: Thread, code: int = status.HTTP_200_OK) -> Response:
-        """The thread with its counts, sizes and head (one query, whatever the thread holds)."""
-        detailed = Thread.objects.with_stats(timezone.now()).get(pk=thread.pk)
+        """The thread with its counts, sizes and head (one query, whatever the thread holds, and two more
+        when it has packed documents: `render_detail`)."""
+        detailed = with_stored_sizes(Thread.objects.with_stats(timezone.now())).get(pk=thread.pk)
         headers = {}
         if code == status.HTTP_201_CREATED:
             headers["Location"] = reverse("api:thread-detail", kwargs={"thread_id": thread.thread_id})
-        return Response(ThreadDetailSerializer.render(detailed), status=code, headers=headers)
+        return Response(render_detail(detailed), status=code, headers=headers)
+
+
+def render_detail(thread: Thread) -> dict[str, Any] | None:
+    """The detail shape of a thread annotated by `with_stats` and `with_stored_sizes`, with its storage."""
+    thread.storage = storage_summary(thread)  # type: ignore[attr-defined]
+    return ThreadDetailSerializer.render(thread)
 
 
 class ThreadListView(ThreadScopedView):
@@ -101,12 +110,13 @@ class ThreadListView(ThreadScopedView):
 
 class ThreadDetailView(ThreadScopedView):
     @extend_schema(
-        summary="A thread with message_count, checkpoint_count, storage_bytes and head",
+        summary="A thread with message_count, checkpoint_count, storage_bytes, storage (logical and stored "
+        "bytes) and head",
         parameters=[USER_PARAM],
         responses={200: ThreadDetailSerializer},
     )
     def get(self, request: Request, thread_id: str) -> Response:
-        return Response(ThreadDetailSerializer.render(self.thread(thread_id, with_stats=True)))
+        return Response(render_detail(self.thread(thread_id, with_stats=True)))
 
     @extend_schema(
         summary="Change name, user_id, tags, metadata, scope, ttl_seconds or pinned",
@@ -189,7 +199,8 @@ class ThreadPruneView(ThreadScopedView):
 
 class ThreadStorageView(ThreadScopedView):
     @extend_schema(
-        summary="Bytes stored under the thread, by namespace and kind (state, writes, messages)",
+        summary="Bytes stored under the thread, by namespace and kind (state, writes, messages), logical and "
+        "as stored",
         parameters=[USER_PARAM],
         responses={200: ThreadStorageSerializer},
     )

@@ -10,7 +10,7 @@ from checkpoints.dashboard.access import workspace_view
 from checkpoints.dashboard.activity import thread_sparkline
 from checkpoints.dashboard.forms import MessageSearchForm, ThreadFilterForm
 from checkpoints.dashboard.paging import DashboardPage
-from checkpoints.dashboard.queries import threads_for_list
+from checkpoints.dashboard.queries import LogicalAndStored, threads_for_list
 from checkpoints.dashboard.tree import build_trees
 from checkpoints.models import Checkpoint, Job, Medallion, Message, Thread, Workspace
 from checkpoints.services.checkpoint_reads import thread_get
@@ -53,6 +53,8 @@ def thread_detail(request: HttpRequest, workspace: Workspace, thread_id: str) ->
     )
     forks = list(Thread.objects.filter(forked_from=thread).order_by("id")[:200])
     form = MessageSearchForm(request.GET)
+    storage = thread_storage(thread=thread)
+    totals = storage["totals"]
     context = {
         "workspace": workspace,
         "title": thread.name or thread.thread_id,
@@ -65,7 +67,9 @@ def thread_detail(request: HttpRequest, workspace: Workspace, thread_id: str) ->
         "forks": forks,
         "message_form": form,
         "messages_page": _messages(request, thread, form),
-        "storage": thread_storage(thread=thread),
+        "storage": storage,
+        "sizes": LogicalAndStored(totals["bytes"], totals["stored_bytes"]),
+        "state_sizes": LogicalAndStored(totals["state_bytes"], totals["state_stored_bytes"]),
         "sparkline": thread_sparkline(thread, now),
         "scope_missing": thread_scope(thread).is_empty,
         # Counters on the row: no query. A summary needs a message after the last one summarised.
