@@ -30,7 +30,12 @@ from checkpoints.bench.payloads import sentence
 from checkpoints.bench.stats import Sample
 from checkpoints.sdk.langgraph import AsyncCairnSaver
 
-CAIRN_TABLES = ("checkpoints_checkpoint", "checkpoints_pendingwrite", "checkpoints_thread")
+CAIRN_TABLES = (
+    "checkpoints_checkpoint",
+    "checkpoints_pendingwrite",
+    "checkpoints_thread",
+    "checkpoints_storedvalue",
+)
 LANGGRAPH_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 
 
@@ -188,8 +193,8 @@ async def _storage_all(database_url: str, base_url: str, api_key: str, turns: in
         CAIRN_TABLES,
         before,
         thread_id,
-        value_sql="SELECT coalesce(sum(octet_length(c.state) + octet_length(c.context) "
-        "+ octet_length(c.metadata)), 0) + coalesce((SELECT sum(octet_length(w.value)) "
+        # Logical payload bytes: the documents whole (size_bytes), whether stored whole or packed.
+        value_sql="SELECT coalesce(sum(c.size_bytes), 0) + coalesce((SELECT sum(octet_length(w.value)) "
         "FROM checkpoints_pendingwrite w JOIN checkpoints_thread t2 ON t2.id = w.thread_id "
         "WHERE t2.thread_id = %(thread)s), 0) FROM checkpoints_checkpoint c "
         "JOIN checkpoints_thread t ON t.id = c.thread_id WHERE t.thread_id = %(thread)s",

@@ -181,6 +181,17 @@ def storage_lines(storage: dict[str, Any]) -> list[str]:
     ]
 
 
+def storage_growth_lines(runs: list[dict[str, Any]]) -> list[str]:
+    """Bytes per turn at each conversation length: flat for near-linear growth, rising for quadratic."""
+    lines = ["Storage growth, bytes per turn:"]
+    for key, name in (("postgres", "AsyncPostgresSaver"), ("cairn", "AsyncCairnSaver")):
+        per_turn = ", ".join(
+            f"{run[key]['relation_bytes'] // run['turns']:,} at {run['turns']} turns" for run in runs
+        )
+        lines.append(f"  {name}: {per_turn}")
+    return lines
+
+
 def scale_lines(scale: dict[str, Any]) -> list[str]:
     first, last = str(scale["sizes"][0]), str(scale["sizes"][-1])
     headers = [
@@ -253,7 +264,8 @@ def render(results: dict[str, Any]) -> str:
     if "langgraph" in results:
         parts.append(graphs_lines(results["langgraph"]))
     if "storage" in results:
-        parts.append(storage_lines(results["storage"]))
+        parts += [storage_lines(storage) for storage in results["storage"]]
+        parts.append(storage_growth_lines(results["storage"]))
     if "scale" in results:
         parts.append(scale_lines(results["scale"]))
     if "sweep" in results:

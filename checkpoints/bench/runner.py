@@ -48,7 +48,7 @@ class BenchConfig:
     save_cases: list[SaveCase] = field(default_factory=full_save_cases)
     graph_steps: int = 50
     graph_runs: int = 10
-    chat_turns: int = 200
+    chat_turns: list[int] = field(default_factory=lambda: [200, 1000])
     scale_sizes: list[int] = field(default_factory=lambda: [10_000, 1_000_000])
     scale_requests: int = 300
     hot_rows: int = 2000
@@ -65,7 +65,7 @@ class BenchConfig:
             "save_cases": quick_save_cases(),
             "graph_steps": 10,
             "graph_runs": 2,
-            "chat_turns": 10,
+            "chat_turns": [10, 30],
             "scale_sizes": [1000, 3000],
             "scale_requests": 20,
             "hot_rows": 200,
@@ -154,13 +154,12 @@ def _sections(
 ) -> None:
     # Storage first: it measures table growth, best read on tables nothing else has written yet.
     if "storage" in config.sections:
-        results["storage"] = graphs.bench_storage(
-            database_url=database_url,
-            base_url=api.base_url,
-            api_key=api.api_key,
-            turns=config.chat_turns,
-            log=log,
-        )
+        results["storage"] = [
+            graphs.bench_storage(
+                database_url=database_url, base_url=api.base_url, api_key=api.api_key, turns=turns, log=log
+            )
+            for turns in config.chat_turns
+        ]
     if "langgraph" in config.sections:
         log(f"  langgraph: {config.graph_steps}-step graph x {config.graph_runs} runs per saver")
         results["langgraph"] = graphs.bench_graph_steps(
