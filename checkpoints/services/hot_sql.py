@@ -9,6 +9,7 @@ services; this module only fetches and stores. See docs/architecture.md, "The ho
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -99,8 +100,8 @@ _INSERT = (
 _PART_COLUMNS = "workspace_id, digest, body, size_bytes, used_at"
 _STORE_PARTS = {
     "postgresql": f"INSERT INTO {VALUE} AS v ({_PART_COLUMNS}) "  # nosec B608 # names from models
-    "SELECT %s, p.digest, p.body, p.size_bytes, %s "
-    "FROM unnest(%s::bytea[], %s::text[], %s::bigint[]) AS p(digest, body, size_bytes) "
+    "SELECT %s, p.digest, p.body, p.size_bytes, %s FROM ROWS FROM (unnest(%s::bytea[]), "
+    "unnest(%s::bigint[]), json_array_elements_text(%s::json)) AS p(digest, size_bytes, body) "
     "ON CONFLICT (workspace_id, digest) DO UPDATE SET used_at = EXCLUDED.used_at WHERE v.used_at < %s",
     "sqlite": f"INSERT INTO {VALUE} ({_PART_COLUMNS}) VALUES (%s, %s, %s, %s, %s) "  # nosec B608 # names from the models; values bound
     f"ON CONFLICT (workspace_id, digest) DO UPDATE SET used_at = excluded.used_at WHERE {VALUE}.used_at < %s",
@@ -122,15 +123,11 @@ class Parts:
     stale: datetime
 
     def postgres_params(self) -> list[Any]:
+        """The texts go as one JSON array: psycopg escapes each element of a text[] in Python (4 ms for
+        100 KB of JSON text), where json.dumps and PostgreSQL's JSON parser work in C."""
         sizes = [len(text.encode("utf-8")) for text in self.texts.values()]
-        return [
-            self.workspace_id,
-            self.used_at,
-            list(self.texts),
-            list(self.texts.values()),
-            sizes,
-            self.stale,
-        ]
+        texts = json.dumps(list(self.texts.values()), ensure_ascii=False)
+        return [self.workspace_id, self.used_at, list(self.texts), sizes, texts, self.stale]
 
     def sqlite_rows(self) -> list[list[Any]]:
         used_at, stale = adapt_datetime(self.used_at), adapt_datetime(self.stale)

@@ -168,3 +168,13 @@ def test_an_expired_checkpoint_leaves_its_parts_to_the_collector(
     )
     assert collect_after_grace(workspace)["values"] > 0
     assert not StoredValue.objects.exists()
+
+
+def test_parts_keep_every_character_exactly(api: ApiClient) -> None:
+    # NUL, quotes, backslashes, escapes, astral characters and RTL text inside parts (they travel to
+    # PostgreSQL as one JSON array) come back exactly.
+    odd = 'nul \x00 quote " backslash \\ \\u0000 tab \t emoji 🧭 rtl שלום newline \n ' * 4
+    state = {"messages": [{"n": n, "content": odd + str(n)} for n in range(40)]}
+    created = save(api, state)
+    assert is_packed(stored_state(created["checkpoint_id"]))
+    assert restore(api, created["checkpoint_id"]).json()["state"] == state
