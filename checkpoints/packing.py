@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +41,11 @@ RUN_LENGTHS = (4096, 256, 16)
 RUN_MAX = 1 << 20
 
 
+# A part's name in a header: its digest in unpadded base64url (the restore's SQL reads headers with this too).
+NAME_PATTERN = "[A-Za-z0-9_-]{43}"
+_REFERENCE = re.compile(f"([0-9]{{1,9}}):({NAME_PATTERN})")
+
+
 def digest_of(text: str) -> bytes:
     """The key of a part: the SHA-256 of its UTF-8 text."""
     return hashlib.sha256(text.encode("utf-8")).digest()
@@ -49,7 +55,7 @@ def _name(digest: bytes) -> str:
     return base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")
 
 
-def _digest(name: str) -> bytes:
+def digest_named(name: str) -> bytes:
     return base64.urlsafe_b64decode(name + "=")
 
 
@@ -65,33 +71,42 @@ def is_packed(stored: str | None) -> bool:
     return stored is not None and stored.startswith(MARK)
 
 
+def _matches(stored: str) -> list[re.Match[str] | None]:
+    end = stored.find("\n")
+    return [_REFERENCE.fullmatch(item) for item in stored[1:end].split(",")] if end >= 0 else [None]
+
+
 def references(stored: str) -> list[tuple[int, bytes]]:
-    """The (skeleton offset, digest) of every part a packed text names, in order."""
-    header = stored[1 : stored.index("\n")]
-    result = []
-    for item in header.split(","):
-        offset, name = item.split(":", 1)
-        result.append((int(offset), _digest(name)))
-    return result
+    """The (skeleton offset, digest) of every part a packed text names, in order. DamagedHeader if the header
+    is not a list of references (the row was altered by hand)."""
+    matches = _matches(stored)
+    if not all(matches):
+        raise DamagedHeader("header")
+    return [(int(match[1]), digest_named(match[2])) for match in matches if match]
 
 
 def digests(stored: Iterable[str | None]) -> set[bytes]:
-    """Every digest the packed texts among `stored` name (whole documents name none)."""
-    return {digest for text in stored if is_packed(text) for _, digest in references(text)}  # type: ignore[arg-type]
+    """Every digest the packed texts among `stored` name (whole documents name none; of a damaged header, its
+    well-formed references, so the collector keeps what they name)."""
+    return {digest_named(match[2]) for text in stored if is_packed(text) for match in _matches(text) if match}  # type: ignore[arg-type]
 
 
 class MissingPart(KeyError):
     """A packed document names a part that is not stored."""
 
 
+class DamagedHeader(MissingPart):
+    """A packed document's header does not name its parts in the stored format."""
+
+
 def assemble(stored: str, parts: Mapping[bytes, str]) -> str:
     """The whole document: `stored` itself when not packed, else its skeleton with the parts put back.
-    MissingPart if one of them is not in `parts`."""
+    MissingPart if one of them is not in `parts` (DamagedHeader if they cannot be read)."""
     if not is_packed(stored):
         return stored
-    start = stored.index("\n") + 1
-    pieces, previous = [], 0
-    for offset, digest in references(stored):
+    named = references(stored)
+    pieces, previous, start = [], 0, stored.index("\n") + 1
+    for offset, digest in named:
         if digest not in parts:
             raise MissingPart(_name(digest))
         pieces += [stored[start + previous : start + offset], parts[digest]]

@@ -4,7 +4,7 @@ the packing itself is `checkpoints.packing`)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.db import models
@@ -72,14 +72,19 @@ def unpack(checkpoints: Iterable[Checkpoint]) -> None:
         wanted = digests(c.__dict__.get(field) for c in packed for field in PACKED_FIELDS)
         parts = parts_of(workspace_id, wanted)
         for checkpoint in packed:
-            for field in PACKED_FIELDS:
-                stored = checkpoint.__dict__.get(field)
-                if not isinstance(stored, str) or not is_packed(stored):
-                    continue
-                try:
-                    setattr(checkpoint, field, assemble(stored, parts))
-                except MissingPart as missing:
-                    checkpoint.missing_parts = (*checkpoint.missing_parts, missing.args[0])
+            put_parts_back(checkpoint, parts)
+
+
+def put_parts_back(checkpoint: Checkpoint, parts: Mapping[bytes, str]) -> None:
+    """Assemble the packed documents of one loaded checkpoint from `parts` (see `unpack`)."""
+    for field in PACKED_FIELDS:
+        stored = checkpoint.__dict__.get(field)
+        if not isinstance(stored, str) or not is_packed(stored):
+            continue
+        try:
+            setattr(checkpoint, field, assemble(stored, parts))
+        except MissingPart as missing:
+            checkpoint.missing_parts = (*checkpoint.missing_parts, missing.args[0])
 
 
 class UnpackingIterable(ModelIterable):

@@ -132,7 +132,7 @@ def checkpoint_get(
     """A checkpoint of a thread by public id. Without a namespace the id must be unique in the thread
     (AmbiguousId otherwise). With `user_id`, another end user's thread is NotFound. Tombstones and expired
     checkpoints are returned too: callers decide."""
-    sql = hot_sql.CHECKPOINT_IN_THREAD if namespace is None else hot_sql.CHECKPOINT_IN_NAMESPACE
+    sql = hot_sql.checkpoint_in_thread_sql(connection.vendor, in_namespace=namespace is not None)
     params = {
         "workspace": workspace.pk,
         "thread_id": thread_id,

@@ -18,8 +18,9 @@ from typing import Any, TypeVar
 
 from django.db import connection, models
 
+from checkpoints import packing
 from checkpoints.models import Checkpoint, PendingWrite, StoredValue, Thread
-from checkpoints.models.value import unpack
+from checkpoints.models.value import put_parts_back, unpack
 
 M = TypeVar("M", bound=models.Model)
 
@@ -155,17 +156,35 @@ THREAD_BY_ID = (
     "WHERE t.workspace_id = %(workspace)s AND t.thread_id = %(thread_id)s"
 )
 
-# A checkpoint of a thread by public ids, with its thread: restore, and every checkpoint sub-resource.
-_CHECKPOINT_IN_THREAD = (
-    f"SELECT {_columns(Checkpoint, 'c')}, {_columns(Thread, 't')} "  # nosec B608 # table and column names from the models; every value is bound
-    f"FROM {CHECKPOINT} c JOIN {THREAD} t ON t.id = c.thread_id "
-    "WHERE t.workspace_id = %(workspace)s AND c.workspace_id = %(workspace)s AND t.thread_id = %(thread_id)s "
-    "AND c.checkpoint_id = %(checkpoint_id)s"
-)
-# No ORDER BY: with one, a planner short of statistics (a young table) may walk a timeline index backwards to
-# satisfy it; the few candidates (one per namespace holding the id) are ordered by the caller.
-CHECKPOINT_IN_THREAD = f"{_CHECKPOINT_IN_THREAD} LIMIT 10"
-CHECKPOINT_IN_NAMESPACE = f"{_CHECKPOINT_IN_THREAD} AND c.namespace = %(namespace)s LIMIT 10"
+
+# The parts a row's packed state and context name, as JSON text: [[name, text or null], ...] (PostgreSQL; the
+# header format is checkpoints.packing's). A restore thus fetches its parts in its own statement.
+def _header(column: str) -> str:
+    return f"CASE WHEN left({column}, 1) = '{packing.MARK}' THEN split_part({column}, E'\\n', 1) ELSE '' END"
+
+
+_PARTS_OF_ROW = {
+    "postgresql": "(SELECT json_agg(json_build_array(r.m[1], v.body))::text "  # nosec B608 # names from the models
+    f"FROM regexp_matches({_header('c.state')} || ',' || {_header('c.context')}, "
+    f"':({packing.NAME_PATTERN})', 'g') AS r(m) LEFT JOIN {VALUE} v ON v.workspace_id = c.workspace_id "
+    "AND v.digest = decode(translate(r.m[1], '-_', '+/') || '=', 'base64'))",
+    "sqlite": "NULL",  # unpack() reads them, in-process
+}
+
+
+@cache
+def checkpoint_in_thread_sql(vendor: str, *, in_namespace: bool) -> str:
+    """A checkpoint of a thread by public ids, with its thread and its parts: restore, and every checkpoint
+    sub-resource. No ORDER BY: with one, a planner short of statistics (a young table) may walk a timeline
+    index backwards to satisfy it; the few candidates (one per namespace holding the id) are ordered by the
+    caller."""
+    namespace = " AND c.namespace = %(namespace)s" if in_namespace else ""
+    return (
+        f"SELECT {_columns(Checkpoint, 'c')}, {_columns(Thread, 't')}, {_PARTS_OF_ROW[vendor]} "  # nosec B608 # table and column names from the models; every value is bound
+        f"FROM {CHECKPOINT} c JOIN {THREAD} t ON t.id = c.thread_id WHERE t.workspace_id = %(workspace)s "
+        "AND c.workspace_id = %(workspace)s AND t.thread_id = %(thread_id)s "
+        f"AND c.checkpoint_id = %(checkpoint_id)s{namespace} LIMIT 10"
+    )
 
 
 def _postgres() -> bool:
@@ -244,12 +263,18 @@ def width(model: type[models.Model]) -> int:
 
 
 def load_checkpoint_with_thread(row: Sequence[Any], workspace: Any) -> Checkpoint:
-    """A row of CHECKPOINT_IN_THREAD as a checkpoint whose thread (and its workspace) are in hand."""
+    """A row of `checkpoint_in_thread_sql` as a checkpoint whose thread (and its workspace) are in hand, its
+    packed documents whole again."""
     split = width(Checkpoint)
     checkpoint = load(Checkpoint, row[:split])
-    checkpoint.thread = load(Thread, row[split:])
+    checkpoint.thread = load(Thread, row[split:-1])
     checkpoint.thread.workspace = checkpoint.workspace = workspace
-    unpack([checkpoint])
+    fetched = row[-1]
+    if fetched is None:
+        unpack([checkpoint])
+    else:
+        parts = {packing.digest_named(name): text for name, text in json.loads(fetched) if text is not None}
+        put_parts_back(checkpoint, parts)
     return checkpoint
 
 

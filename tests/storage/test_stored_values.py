@@ -117,6 +117,20 @@ def test_a_missing_part_is_refused_as_altered_not_a_server_error(api: ApiClient)
     assert response.json()["error"]["code"] == "checksum_mismatch"
 
 
+@pytest.mark.parametrize(
+    "header", ["#0:not-a-digest", "#x:" + "A" * 43, "#0:" + "A" * 43 + ",", "#0:" + "A" * 42 + "!", "#"]
+)
+def test_a_packed_header_altered_by_hand_is_refused_as_altered_not_a_server_error(
+    api: ApiClient, header: str
+) -> None:
+    created = save(api, chat(40))
+    skeleton = stored_state(created["checkpoint_id"]).split("\n", 1)[1]
+    Checkpoint.objects.filter(checkpoint_id=created["checkpoint_id"]).update(state=f"{header}\n{skeleton}")
+    response = restore(api, created["checkpoint_id"])
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "checksum_mismatch"
+
+
 def test_a_retry_of_a_packed_save_is_compared_whole(api: ApiClient) -> None:
     created = save(api, chat(40), checkpoint_id="c1")
     retry = api.post(
