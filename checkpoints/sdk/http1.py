@@ -107,8 +107,7 @@ class LeanAsyncClient:
             self._release(connection, keep_alive)
         finally:
             self._slots.release()
-        request = httpx.Request(method, self._url.copy_with(raw_path=target.encode("utf-8")))
-        return httpx.Response(status, headers=response_headers, content=body, request=request)
+        return httpx.Response(status, headers=response_headers, content=body)
 
     async def aclose(self) -> None:
         idle, self._idle = self._idle, []
