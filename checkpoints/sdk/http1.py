@@ -15,9 +15,11 @@ directly) and where the caller passes an httpx client of its own.
 from __future__ import annotations
 
 import asyncio
+import json
 import ssl
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
 from urllib.request import getproxies, proxy_bypass
@@ -33,6 +35,26 @@ def proxied(base_url: str) -> bool:
     url = httpx.URL(base_url)
     proxies = getproxies()
     return bool(proxies.get(url.scheme) or proxies.get("all")) and not proxy_bypass(url.host)
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A response as the transport reads it (httpx.Response's names; headers lower-case, repeats joined)."""
+
+    status_code: int
+    headers: dict[str, str]
+    content: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.content)
+
+
+def _joined(headers: list[tuple[str, str]]) -> dict[str, str]:
+    joined: dict[str, str] = {}
+    for name, value in headers:
+        name = name.lower()
+        joined[name] = f"{joined[name]}, {value}" if name in joined else value
+    return joined
 
 
 class _Connection:
@@ -84,7 +106,7 @@ class LeanAsyncClient:
         params: Sequence[tuple[str, str]] | None = None,
         content: bytes | None = None,
         headers: Mapping[str, str] | None = None,
-    ) -> httpx.Response:
+    ) -> Answer:
         target = self._prefix + url + (f"?{urlencode(params, quote_via=quote)}" if params else "")
         head = f"{method} {target} HTTP/1.1\r\n{self._headers}"
         head += "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
@@ -107,7 +129,7 @@ class LeanAsyncClient:
             self._release(connection, keep_alive)
         finally:
             self._slots.release()
-        return httpx.Response(status, headers=response_headers, content=body)
+        return Answer(status, _joined(response_headers), body)
 
     async def aclose(self) -> None:
         idle, self._idle = self._idle, []

@@ -37,7 +37,19 @@ class NotJSONError(TypeError, ValueError):
     """A value cannot be normalised to JSON; the message names where (`$.state.items[2]`)."""
 
 
-def _key(key: Any, path: str) -> str:
+# Where a value is, built only when an error names it: "$" or (parent, ".key" or index).
+Where = str | tuple[Any, str | int]
+
+
+def _path(where: Where) -> str:
+    steps: list[str] = []
+    while isinstance(where, tuple):
+        where, step = where
+        steps.append(f"[{step}]" if isinstance(step, int) else step)
+    return where + "".join(reversed(steps))
+
+
+def _key(key: Any, where: Where) -> str:
     if isinstance(key, str):
         return key
     if isinstance(key, bool):
@@ -48,43 +60,60 @@ def _key(key: Any, path: str) -> str:
         return str(key)
     if isinstance(key, float):
         if not math.isfinite(key):
-            raise NotJSONError(f"{path}: dict key {key!r} is not a finite number")
+            raise NotJSONError(f"{_path(where)}: dict key {key!r} is not a finite number")
         return repr(key)
     if isinstance(key, enum.Enum):
-        return _key(key.value, path)
+        return _key(key.value, where)
     if isinstance(key, uuid.UUID | Decimal | PurePath):
         return str(key)
     if isinstance(key, datetime | date | time):
         return key.isoformat()
-    raise NotJSONError(f"{path}: dict key of type {type(key).__name__} cannot be a JSON key")
+    raise NotJSONError(f"{_path(where)}: dict key of type {type(key).__name__} cannot be a JSON key")
 
 
-def to_json(value: Any, *, path: str = "$", _depth: int = 0) -> Any:
+def to_json(value: Any, *, path: str = "$") -> Any:
     """Return `value` as plain JSON (dict/list/str/int/float/bool/None), or raise NotJSONError."""
-    if _depth > MAX_DEPTH:
-        raise NotJSONError(f"{path}: nested deeper than {MAX_DEPTH} levels")
-    if value is None or isinstance(value, bool | str):
+    return _convert(value, path, 0)
+
+
+def _convert(value: Any, where: Where, depth: int) -> Any:
+    if depth > MAX_DEPTH:
+        raise NotJSONError(f"{_path(where)}: nested deeper than {MAX_DEPTH} levels")
+    # Plain JSON types first, by exact type: most of a state is these, and a copy of them is all it needs.
+    kind = type(value)
+    if kind is str or kind is bool or value is None or kind is int:
         return value
+    if kind is float and math.isfinite(value):
+        return value
+    if kind is list or kind is tuple:
+        return [_convert(item, (where, i), depth + 1) for i, item in enumerate(value)]
+    if isinstance(value, Mapping):
+        result: dict[str, Any] = {}
+        for raw_key, item in value.items():
+            key = _key(raw_key, where)
+            if key in result:
+                message = f"keys {raw_key!r} and {key!r} collide once written as JSON"
+                raise NotJSONError(f"{_path(where)}: {message}")
+            result[key] = _convert(item, (where, f".{key}"), depth + 1)
+        return result
+    return _convert_other(value, where, depth)
+
+
+def _convert_other(value: Any, where: Where, depth: int) -> Any:
+    if isinstance(value, bool | str):
+        return bool(value) if isinstance(value, bool) else str(value)
     if isinstance(value, int):
         return int(value)  # an IntEnum / int subclass becomes a plain int
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise NotJSONError(f"{path}: {value!r} is not a JSON number")
+            raise NotJSONError(f"{_path(where)}: {value!r} is not a JSON number")
         return float(value)
     if isinstance(value, enum.Enum):
-        return to_json(value.value, path=path, _depth=_depth + 1)
-    if isinstance(value, Mapping):
-        result: dict[str, Any] = {}
-        for raw_key, item in value.items():
-            key = _key(raw_key, path)
-            if key in result:
-                raise NotJSONError(f"{path}: keys {raw_key!r} and {key!r} collide once written as JSON")
-            result[key] = to_json(item, path=f"{path}.{key}", _depth=_depth + 1)
-        return result
+        return _convert(value.value, where, depth + 1)
     if isinstance(value, list | tuple):
-        return [to_json(item, path=f"{path}[{i}]", _depth=_depth + 1) for i, item in enumerate(value)]
+        return [_convert(item, (where, i), depth + 1) for i, item in enumerate(value)]
     if isinstance(value, set | frozenset):
-        items = [to_json(item, path=f"{path}[]", _depth=_depth + 1) for item in value]
+        items = [_convert(item, (where, "[]"), depth + 1) for item in value]
         # A set has no order; sort by canonical text so the same set always hashes the same.
         return sorted(items, key=canonical_json)
     if isinstance(value, datetime | date | time):
@@ -93,13 +122,13 @@ def to_json(value: Any, *, path: str = "$", _depth: int = 0) -> Any:
         return str(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
-        return to_json(fields, path=path, _depth=_depth + 1)
+        return _convert(fields, where, depth + 1)
     model_dump = getattr(value, "model_dump", None)
     if callable(model_dump):
-        return to_json(model_dump(mode="json"), path=path, _depth=_depth + 1)
+        return _convert(model_dump(mode="json"), where, depth + 1)
     if isinstance(value, bytes | bytearray | memoryview):
-        raise NotJSONError(f"{path}: bytes are not JSON; encode them (e.g. base64) first")
-    raise NotJSONError(f"{path}: {type(value).__name__} is not JSON-serialisable")
+        raise NotJSONError(f"{_path(where)}: bytes are not JSON; encode them (e.g. base64) first")
+    raise NotJSONError(f"{_path(where)}: {type(value).__name__} is not JSON-serialisable")
 
 
 def to_json_object(value: Any, *, path: str) -> dict[str, Any]:

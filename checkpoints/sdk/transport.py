@@ -22,7 +22,7 @@ from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import httpx
 
@@ -152,7 +152,19 @@ def encode_body(body: Any) -> bytes:
     return json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
 
 
-def _decode(response: httpx.Response) -> Response:
+class Answer(Protocol):
+    """What a sender hands back: an httpx.Response, or the lean client's own (`checkpoints.sdk.http1`)."""
+
+    @property
+    def status_code(self) -> int: ...
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+    @property
+    def content(self) -> bytes: ...
+    def json(self) -> Any: ...
+
+
+def _decode(response: Answer) -> Response:
     headers = {key.lower(): value for key, value in response.headers.items()}
     body: Any = None
     if response.content:
@@ -204,7 +216,7 @@ def _attempts(call: Call[T], retry: RetryPolicy, clock: ServerClock) -> Generato
     attempt = 0
     while True:
         try:
-            raw: httpx.Response = yield call
+            raw: Answer = yield call
         except httpx.TransportError as exc:
             delay = retry.after_exception(call, exc, attempt)
             if delay is None:
@@ -288,7 +300,7 @@ class AsyncTransport(_Transport[httpx.AsyncClient]):
     async def send(self, call: Call[T]) -> T:
         return await adrive(_attempts(call, self.retry, self.clock), self._request)
 
-    async def _request(self, call: Call[Any]) -> httpx.Response:
+    async def _request(self, call: Call[Any]) -> Answer:
         return await self.http.request(**_request_args(call))
 
     async def aclose(self) -> None:
