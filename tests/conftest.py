@@ -14,7 +14,7 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from checkpoints.models import ApiKey, Workspace
-from checkpoints.services import checkpoint_reads, table_statistics
+from checkpoints.services import checkpoint_reads, table_statistics, thread_memo
 from checkpoints.services.workspaces import api_key_create
 from tests.factories import WorkspaceFactory
 
@@ -34,8 +34,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(autouse=True)
 def _fresh_cache() -> Iterator[None]:
-    """Each test starts with an empty cache (throttle counters, cached heads)."""
+    """Each test starts with an empty cache (throttle counters, cached heads) and no thread memo."""
     cache.clear()
+    thread_memo.forget_all()
     yield
 
 

@@ -2,16 +2,19 @@
 idempotent retry. `checkpoints.services.checkpoints` re-exports everything here.
 
 A save is two statements. The first reads the thread, the head, the named parent and whether the id is taken
-(`save_context`); the second touches the thread and inserts the checkpoint only if the thread is still at
-the state_version the first one read (`hot_sql.insert_checkpoint`) — every write that may move a head bumps
-it — so "parent defaults to the head" and `If-Match` are decided against a head that did not move, and two
-saves of one new id cannot both insert. On PostgreSQL, outside a transaction, the two run on their own (two
-round trips, no BEGIN or COMMIT); if the thread changed in between, or does not exist yet, the save runs again
-in a transaction whose first statement locks the thread. See docs/architecture.md, "The hot path".
+(`save_context`); the second touches the thread and inserts the checkpoint only if the thread is still as
+the first one read it (`hot_sql.insert_checkpoint`: the same state_version — every write that may move a
+head bumps it — idle TTL and user, and the id still free), so "parent defaults to the head" and `If-Match`
+are decided against a head that did not move, and two saves of one new id cannot both insert. On
+PostgreSQL, outside a transaction, the two run on their own (no BEGIN or COMMIT), and the first is skipped
+when this process remembers the thread from its last save there (`thread_memo`): one round trip. If the
+thread changed in between, or does not exist yet, the save runs again from a read, then in a transaction
+whose first statement locks the thread. See docs/architecture.md, "The hot path".
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import re
 from collections.abc import Callable
@@ -29,7 +32,7 @@ from checkpoints.ids import new_id
 from checkpoints.integrity import CanonicalEncodingError, canonical_json
 from checkpoints.models import Checkpoint, Thread, Workspace
 from checkpoints.packing import Packed
-from checkpoints.services import hot_sql
+from checkpoints.services import hot_sql, thread_memo
 from checkpoints.services.checkpoint_reads import checkpoint_compute_checksum
 from checkpoints.services.stored_values import all_parts, packed_documents, parts_to_store, stored_packed
 from checkpoints.services.thread_rows import expires_after, thread_insert_if_missing, thread_touch_values
@@ -155,7 +158,12 @@ class SaveResult:
 
 
 class ThreadChanged(Exception):
-    """The thread changed between a save's two statements, or does not exist yet: save again, locking it."""
+    """The thread changed between a save's two statements (or since the memo it decided from), or does not
+    exist yet: save again, from a read, then locking it."""
+
+    def __init__(self, thread_id: str, *, from_memo: bool = False) -> None:
+        super().__init__(thread_id)
+        self.from_memo = from_memo
 
 
 P = ParamSpec("P")
@@ -163,16 +171,19 @@ R = TypeVar("R")
 
 
 def optimistic_then_locking(save: Callable[P, R]) -> Callable[P, R]:
-    """Run `save` without a transaction where that is safe (PostgreSQL, not inside one already); if it
-    raises ThreadChanged, or elsewhere, run it in a transaction (where `save_context` locks the thread)."""
+    """Run `save` without a transaction where that is safe (PostgreSQL, not inside one already), again from
+    a read if it decided from a memo that turned out stale; if it raises ThreadChanged otherwise, or
+    elsewhere, run it in a transaction (where `save_context` locks the thread)."""
 
     @functools.wraps(save)
     def run(*args: P.args, **kwargs: P.kwargs) -> R:
         if connection.vendor == "postgresql" and not connection.in_atomic_block:
-            try:
-                return save(*args, **kwargs)
-            except ThreadChanged:
-                pass
+            for _attempt in range(2):
+                try:
+                    return save(*args, **kwargs)
+                except ThreadChanged as changed:
+                    if not changed.from_memo:  # the memo was forgotten: the next attempt reads
+                        break
         with transaction.atomic():
             return save(*args, **kwargs)
 
@@ -237,6 +248,7 @@ def save_encoded(
         want_head=parent_id is UNSET or expected_head is not UNSET,
         parent_id=parent_id if isinstance(parent_id, str) else None,
         checkpoint_id=checkpoint_id,
+        id_checked_by_write=True,
     )
     thread = context.thread
     if context.existing_pk is not None:
@@ -255,6 +267,8 @@ def save_encoded(
     if expected_head is not UNSET:
         head_id = context.head_id
         if head_id is None or not ("*" in expected_head or head_id in expected_head):
+            if context.from_memo:
+                raise context.changed(namespace)  # a memo never refuses: read the head
             raise PreconditionFailed(
                 "The head moved: it is not the checkpoint named in If-Match.",
                 {"expected": list(expected_head), "head": head_id, "namespace": namespace},
@@ -293,7 +307,7 @@ def save_encoded(
             computed=checkpoint.checksum,
         )
     packed = payloads.packed()
-    seen = (thread.state_version, thread.ttl_seconds)
+    seen = thread_seen(thread)
     thread_touch_values(thread, now=now, head_moved=True)
     with stored_packed(checkpoint, packed):
         inserted = hot_sql.insert_checkpoint(
@@ -303,10 +317,17 @@ def save_encoded(
             parts=parts_to_store(workspace_id=workspace.pk, parts=all_parts(packed), now=timezone.now()),
         )
     if inserted is None:
-        raise ThreadChanged(thread_id)
+        raise context.changed(namespace)
     checkpoint.pk, checkpoint.message_seq = inserted
     checkpoint._state.adding = False
+    if connection.vendor == "postgresql":  # once committed, the next write here may start from it
+        transaction.on_commit(functools.partial(thread_memo.remember, checkpoint))
     return SaveResult(checkpoint, created=True)
+
+
+def thread_seen(thread: Thread) -> hot_sql.ThreadSeen:
+    """What a write decided from and its statement checks is unchanged (see hot_sql)."""
+    return hot_sql.ThreadSeen(thread.state_version, thread.ttl_seconds, thread.user_id)
 
 
 @dataclass(frozen=True)
@@ -317,6 +338,13 @@ class SaveContext:
     parent_step: int | None
     existing_pk: int | None
     existing_live: bool | None  # whether the id's existing row is readable now (None: no such row)
+    from_memo: bool = False  # decided from thread_memo, not read: only a checked write may follow
+
+    def changed(self, namespace: str) -> ThreadChanged:
+        """The write found the thread changed since this context was read (or remembered)."""
+        if self.from_memo:
+            thread_memo.forget(self.thread.workspace_id, self.thread.thread_id, namespace)
+        return ThreadChanged(self.thread.thread_id, from_memo=self.from_memo)
 
 
 def save_context(
@@ -329,12 +357,27 @@ def save_context(
     want_head: bool,
     parent_id: str | None,
     checkpoint_id: str | None,
+    id_checked_by_write: bool = False,
 ) -> SaveContext:
     """One query: the thread, the namespace's head, the named parent's step and the id's existing row (is
     it readable?). Inside a transaction it takes the thread's row lock, creates a missing thread, and reads
-    again if the lock was waited for (see hot_sql); outside one a missing thread is ThreadChanged. Every
-    write under a thread starts here (saves and pending writes)."""
+    again if the lock was waited for (see hot_sql); outside one a missing thread is ThreadChanged, and the
+    query is skipped where this process's memo of the thread answers everything asked (`_recalled`; with
+    `id_checked_by_write`, the write's own statement finds whether the id is taken). Every write under a
+    thread starts here (saves and pending writes)."""
     lock = connection.in_atomic_block
+    if not lock and connection.vendor == "postgresql":
+        recalled = _recalled(
+            thread_memo.recall(workspace.pk, thread_id, namespace),
+            now=now,
+            user_id=user_id,
+            parent_id=parent_id,
+            checkpoint_id=checkpoint_id,
+            id_checked_by_write=id_checked_by_write,
+        )
+        if recalled is not None:
+            recalled.thread.workspace = workspace
+            return recalled
     params = {
         "workspace": workspace.pk,
         "thread_id": thread_id,
@@ -365,6 +408,40 @@ def save_context(
     head_id, head_step, parent_step, existing_pk, existing_live, _fresh = row[width:]
     live = None if existing_live is None else bool(existing_live)
     return SaveContext(thread, head_id, head_step, parent_step, existing_pk, live)
+
+
+def _recalled(
+    memo: thread_memo.Remembered | None,
+    *,
+    now: datetime,
+    user_id: str | None,
+    parent_id: str | None,
+    checkpoint_id: str | None,
+    id_checked_by_write: bool,
+) -> SaveContext | None:
+    """The save context a memo gives, if it answers everything the write asks: its head is still readable
+    (expiry is decided at read time), the user matches (another user's thread is decided by a read), the
+    named parent is that head, and the id is either free as far as the write's statement will check or
+    that head itself (a pending write's checkpoint; a save retrying the head is decided by a read)."""
+    if memo is None:
+        return None
+    head = memo.head
+    if not head.is_readable(now) or (user_id is not None and memo.thread.user_id != user_id):
+        return None
+    if parent_id is not None and parent_id != head.checkpoint_id:
+        return None
+    is_head = checkpoint_id is not None and checkpoint_id == head.checkpoint_id
+    if is_head == id_checked_by_write and checkpoint_id is not None:
+        return None
+    return SaveContext(
+        thread=copy.copy(memo.thread),
+        head_id=head.checkpoint_id,
+        head_step=head.step_index,
+        parent_step=head.step_index if parent_id is not None else None,
+        existing_pk=head.pk if is_head else None,
+        existing_live=True if is_head else None,
+        from_memo=True,
+    )
 
 
 def _parent(context: SaveContext, *, namespace: str, parent_id: str | Unset | None) -> tuple[str, int] | None:

@@ -29,7 +29,6 @@ from checkpoints.services.checkpoint_save import (
     UNSET,
     Payloads,
     SaveResult,
-    ThreadChanged,
     Unset,
     checkpoint_save,
     encode_document,
@@ -37,6 +36,7 @@ from checkpoints.services.checkpoint_save import (
     optimistic_then_locking,
     save_context,
     save_encoded,
+    thread_seen,
 )
 from checkpoints.services.thread_rows import expires_after, thread_touch, thread_touch_values
 
@@ -274,13 +274,13 @@ def pending_writes_put(
             value=encode_document(f"writes[{position}].value", write["value"]),
             created_at=now,
         )
-    seen = (thread.state_version, thread.ttl_seconds)
+    seen = thread_seen(thread)
     touched = thread_touch_values(thread, now=now)
     stored = hot_sql.pending_writes_put(
         list(by_idx.values()), thread_touched=(now, thread.expires_at), thread_seen=seen
     )
     if stored == [] and not connection.in_atomic_block:
-        raise ThreadChanged(thread_id)  # write them again, locking the thread
+        raise context.changed(namespace)  # write them again, from a read, then locking the thread
     if stored is not None:
         return sorted(stored, key=lambda w: (w.task_path, w.task_id, w.idx))
     special = [row for row in by_idx.values() if row.idx < 0]

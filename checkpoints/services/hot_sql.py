@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from django.db import connection, models
 
@@ -73,17 +73,28 @@ def save_context_sql(vendor: str, *, lock: bool) -> str:
     return f"{sql} FOR UPDATE OF t" if lock and vendor == "postgresql" else sql
 
 
+class ThreadSeen(NamedTuple):
+    """What a write decided from, as read (or remembered): its statement writes only if the thread still
+    has these. Every write that may move a head bumps state_version (the head cache keys on it too)."""
+
+    state_version: int
+    ttl_seconds: int | None
+    user_id: str | None
+
+
 # The save's second statement touches the thread (updated_at, expires_at, state_version + 1) only if it is
-# still as the first statement read it — the same state_version (every write that may move a head bumps
-# it: the head cache keys on it too) and idle TTL — and inserts the checkpoint only if it did. The
-# checkpoint's message_seq is the thread's as the touch found it. Without a match nothing is written and
-# the caller reads again.
+# still as the save saw it (ThreadSeen) and the checkpoint's id is not taken in its namespace, and inserts
+# the checkpoint only if it did. The checkpoint's message_seq is the thread's as the touch found it.
+# Without a match nothing is written and the caller reads again.
 _INSERT_FIELDS = [f for f in _fields(Checkpoint, with_pk=False) if f.attname != "message_seq"]
 _INSERT_COLUMNS = ", ".join([*(_column(f) for f in _INSERT_FIELDS), "message_seq"])
+_SAME = {"postgresql": "IS NOT DISTINCT FROM", "sqlite": "IS"}  # null-safe equality
 _TOUCH_IF_UNCHANGED = {
     vendor: f"UPDATE {THREAD} SET updated_at = %s, expires_at = %s, state_version = state_version + 1 "  # nosec B608 # table and column names from the models; every value is bound
-    f"WHERE id = %s AND state_version = %s AND ttl_seconds {same} %s RETURNING last_message_seq"
-    for vendor, same in (("postgresql", "IS NOT DISTINCT FROM"), ("sqlite", "IS"))  # null-safe equality
+    f"WHERE id = %s AND state_version = %s AND ttl_seconds {same} %s AND user_id {same} %s "
+    f"AND NOT EXISTS (SELECT 1 FROM {CHECKPOINT} c WHERE c.thread_id = %s AND c.namespace = %s "
+    "AND c.checkpoint_id = %s) RETURNING last_message_seq"
+    for vendor, same in _SAME.items()
 }
 _TOUCH_AND_INSERT = (
     f"WITH touched AS ({_TOUCH_IF_UNCHANGED['postgresql']}) INSERT INTO {CHECKPOINT} ({_INSERT_COLUMNS}) "  # nosec B608 # names from the models; values bound
@@ -292,16 +303,24 @@ def insert_checkpoint(
     checkpoint: Checkpoint,
     *,
     thread_touched: tuple[Any, Any],
-    thread_seen: tuple[int, int | None],
+    thread_seen: ThreadSeen,
     parts: Parts | None = None,
 ) -> tuple[int, int] | None:
     """Store the parts its packed documents name, touch the thread and insert the checkpoint if the thread is
-    still at `thread_seen` (state_version, ttl_seconds): one statement on PostgreSQL, two or more on SQLite
+    still as seen and the id is free: one statement on PostgreSQL, two or more on SQLite
     (no data-modifying CTEs; it runs inside the save's transaction). Returns the new primary key and
     message_seq, or None if the thread changed (parts stored then are left to the collector)."""
     values = [adapt(getattr(checkpoint, f.attname), f) for f in _INSERT_FIELDS]
     updated_at, expires_at = thread_touched
-    touch = [adapt_datetime(updated_at), adapt_datetime(expires_at), checkpoint.thread_id, *thread_seen]
+    touch = [
+        adapt_datetime(updated_at),
+        adapt_datetime(expires_at),
+        checkpoint.thread_id,
+        *thread_seen,
+        checkpoint.thread_id,
+        checkpoint.namespace,
+        checkpoint.checkpoint_id,
+    ]
     with cursor() as c:
         if _postgres():
             if parts is not None and parts.texts:
@@ -337,7 +356,8 @@ _INCOMING = (
 _PENDING_WRITES_PUT = (
     f"WITH touched AS (UPDATE {THREAD} SET updated_at = %(updated_at)s, expires_at = %(expires_at)s "  # nosec B608 # names from the models; values bound
     "WHERE id = %(thread)s AND state_version = %(seen_version)s "
-    "AND ttl_seconds IS NOT DISTINCT FROM %(seen_ttl)s RETURNING id), "
+    "AND ttl_seconds IS NOT DISTINCT FROM %(seen_ttl)s AND user_id IS NOT DISTINCT FROM %(seen_user)s "
+    "RETURNING id), "
     "incoming AS (SELECT * FROM unnest(%(idx)s::int[], %(channel)s::text[], %(type)s::text[], "
     "%(value)s::text[]) AS w(idx, channel, type, value)), "
     f"ordinary AS (INSERT INTO {PENDING_WRITE} ({_WRITE_COLUMNS}) {_INCOMING} WHERE w.idx >= 0 "
@@ -354,10 +374,10 @@ _PENDING_WRITES_PUT = (
 
 
 def pending_writes_put(
-    rows: list[PendingWrite], *, thread_touched: tuple[Any, Any], thread_seen: tuple[int, int | None]
+    rows: list[PendingWrite], *, thread_touched: tuple[Any, Any], thread_seen: ThreadSeen
 ) -> list[PendingWrite] | None:
     """On PostgreSQL: store a task's writes (all of one thread, namespace, checkpoint and task) and touch
-    the thread in one statement, if the thread is still at `thread_seen` (state_version, ttl_seconds);
+    the thread in one statement, if the thread is still as seen;
     returns what is now stored for the task, unordered (empty: the thread changed, nothing was written).
     Elsewhere: None (the caller stores them through the ORM)."""
     if not _postgres() or not rows:
@@ -376,8 +396,9 @@ def pending_writes_put(
         "value": [row.value for row in rows],
         "updated_at": thread_touched[0],
         "expires_at": thread_touched[1],
-        "seen_version": thread_seen[0],
-        "seen_ttl": thread_seen[1],
+        "seen_version": thread_seen.state_version,
+        "seen_ttl": thread_seen.ttl_seconds,
+        "seen_user": thread_seen.user_id,
     }
     with cursor() as c:
         c.execute(_PENDING_WRITES_PUT, params)

@@ -13,6 +13,7 @@ import pytest
 from django.db import connection
 
 from checkpoints.models import Checkpoint, PendingWrite, Thread
+from checkpoints.services import thread_memo
 from tests.concurrency.test_state_race import client_like
 from tests.conftest import ApiClient
 
@@ -53,8 +54,11 @@ def statements(after_first_read: Callable[[], None] | None = None) -> Iterator[l
 
 
 def first_save(api: ApiClient) -> str:
+    """Save "first"; then forget it, as a process that did not save it would (a write on a thread this
+    process saved into last skips the read: tests/concurrency/test_thread_memo.py)."""
     response = api.post(CPS, {"checkpoint_id": "first", "agent_id": "a", "state": {"n": 0}})
     assert response.status_code == 201, response.json()
+    thread_memo.forget_all()
     return "first"
 
 

@@ -1,0 +1,62 @@
+"""What this process remembers of the threads it last saved into, so that the next write there can skip
+the save's first statement (docs/architecture.md, "The hot path").
+
+After a save outside a transaction, the process keeps the thread's row as the save left it and the
+namespace's new head. The next save or pending write on that thread and namespace may decide from this memo
+instead of reading (`checkpoint_save.save_context` says when it answers everything the write asks); the
+write's one statement then stores only if the thread is still as remembered: the same state_version (every
+write that may move a head bumps it), idle TTL and user, and, for a save, with the id still free. Otherwise
+nothing is written and the write runs again from a read. A memo may lead to a write that its statement
+checks, never to a refusal: a stale memo costs a round trip, never a wrong answer.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from dataclasses import dataclass
+
+from checkpoints.models import Checkpoint, Thread
+
+LIMIT = 4096  # threads remembered per process; the oldest is forgotten first
+
+_Key = tuple[int, str, str]  # workspace pk, thread_id, namespace
+
+
+@dataclass(frozen=True)
+class Remembered:
+    thread: Thread  # as the last save left it (a copy: take copies of it)
+    head: Checkpoint  # that save's checkpoint, the namespace's head after it, without its documents
+
+
+_memo: dict[_Key, Remembered] = {}
+_lock = threading.Lock()
+
+
+def recall(workspace_pk: int, thread_id: str, namespace: str) -> Remembered | None:
+    return _memo.get((workspace_pk, thread_id, namespace))
+
+
+def forget(workspace_pk: int, thread_id: str, namespace: str) -> None:
+    """A write found the memo stale (or could not use it): the next one reads."""
+    with _lock:
+        _memo.pop((workspace_pk, thread_id, namespace), None)
+
+
+def remember(checkpoint: Checkpoint) -> None:
+    """Remember the thread of a checkpoint just saved (and committed), with it as the namespace's head."""
+    head = copy.copy(checkpoint)
+    head.state = head.context = head.metadata = None
+    thread = copy.copy(checkpoint.thread)
+    key = (checkpoint.workspace_id, thread.thread_id, checkpoint.namespace)
+    with _lock:
+        _memo.pop(key, None)
+        _memo[key] = Remembered(thread, head)
+        while len(_memo) > LIMIT:
+            del _memo[next(iter(_memo))]
+
+
+def forget_all() -> None:
+    """Drop everything remembered (tests)."""
+    with _lock:
+        _memo.clear()
