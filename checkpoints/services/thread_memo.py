@@ -12,7 +12,6 @@ checks, never to a refusal: a stale memo costs a round trip, never a wrong answe
 
 from __future__ import annotations
 
-import copy
 import threading
 from dataclasses import dataclass
 
@@ -25,9 +24,16 @@ _Key = tuple[int, str, str]  # workspace pk, thread_id, namespace
 
 @dataclass(frozen=True)
 class Remembered:
-    thread: Thread  # as the last save left it (a copy: take copies of it)
-    head: Checkpoint  # that save's checkpoint, the namespace's head after it, without its documents
+    thread: Thread  # as the last save left it, without its JSON fields (take copies of it)
+    head: Checkpoint  # that save's checkpoint, the namespace's head after it: what `is_readable` needs
 
+
+# A memo holds no document: what a write decides from, small whatever the thread carries. The fields left
+# out are deferred (Django loads a deferred field from the database if it is ever read).
+_THREAD_FIELDS = [
+    f.attname for f in Thread._meta.concrete_fields if f.attname not in {"tags", "metadata", "scope"}
+]
+_HEAD_FIELDS = ["id", "checkpoint_id", "step_index", "expires_at", "pinned", "expired_at"]
 
 _memo: dict[_Key, Remembered] = {}
 _lock = threading.Lock()
@@ -38,20 +44,22 @@ def recall(workspace_pk: int, thread_id: str, namespace: str) -> Remembered | No
 
 
 def forget(workspace_pk: int, thread_id: str, namespace: str) -> None:
-    """A write found the memo stale (or could not use it): the next one reads."""
+    """A write found the memo stale: the next one reads."""
     with _lock:
         _memo.pop((workspace_pk, thread_id, namespace), None)
 
 
 def remember(checkpoint: Checkpoint) -> None:
     """Remember the thread of a checkpoint just saved (and committed), with it as the namespace's head."""
-    head = copy.copy(checkpoint)
-    head.state = head.context = head.metadata = None
-    thread = copy.copy(checkpoint.thread)
+    thread = checkpoint.thread
+    remembered = Remembered(
+        Thread.from_db(thread._state.db, _THREAD_FIELDS, [getattr(thread, f) for f in _THREAD_FIELDS]),
+        Checkpoint.from_db(thread._state.db, _HEAD_FIELDS, [getattr(checkpoint, f) for f in _HEAD_FIELDS]),
+    )
     key = (checkpoint.workspace_id, thread.thread_id, checkpoint.namespace)
     with _lock:
         _memo.pop(key, None)
-        _memo[key] = Remembered(thread, head)
+        _memo[key] = remembered
         while len(_memo) > LIMIT:
             del _memo[next(iter(_memo))]
 
