@@ -8,6 +8,7 @@ connection attempt per process per cool-down rather than one per cache call.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
@@ -131,19 +132,33 @@ class ResilientRedisCache(RedisCache):
         return value, int(results[-1])
 
     def _pipeline(self, key: str, commands: list[tuple[Any, ...]]) -> list[Any]:
-        """Send `commands` in one write on a pooled connection and read their replies, by hand: redis-py's
-        pipeline machinery costs more than the round trip itself on the per-request path. The pool hands out
-        a connection the server has dropped only after reconnecting it; one that fails here is dropped."""
-        pool = self._cache.get_client(key, write=True).connection_pool
-        connection = pool.get_connection()
+        """Send `commands` in one write and read their replies, by hand, on this cache's own connection:
+        redis-py's pipeline machinery, and even checking a connection out of its pool and back, cost more
+        than the round trip itself on the per-request path. A connection the server has dropped is replaced
+        before sending; one that fails here is closed (the next call opens another)."""
+        connection = self._own_connection(key)
         try:
-            connection.send_packed_command(connection.pack_commands(commands))
+            connection.send_packed_command([resp(commands)])
             return [connection.read_response() for _ in commands]
         except BaseException:
             connection.disconnect()  # replies may be left unread: the connection cannot be reused
             raise
-        finally:
-            pool.release(connection)
+
+    def _own_connection(self, key: str) -> Any:
+        """A connection configured as the pool's, kept by this cache object (Django makes one per thread)
+        and by this process (a forked child opens its own)."""
+        own = getattr(self, "_own", None)
+        if own is None or own[0] != os.getpid():
+            pool = self._cache.get_client(key, write=True).connection_pool
+            own = self._own = (os.getpid(), pool.connection_class(**pool.connection_kwargs))
+        connection = own[1]
+        try:
+            stale = connection._sock is not None and connection.can_read(timeout=0)
+        except (RedisError, OSError):  # closed by the server (a restart, an idle timeout)
+            stale = True
+        if stale:
+            connection.disconnect()  # reconnected by the next send
+        return connection
 
     def incr(self, key: Any, delta: int = 1, version: int | None = None) -> int:
         if not self.is_available:
@@ -153,6 +168,17 @@ class ResilientRedisCache(RedisCache):
         except (RedisError, OSError) as exc:
             self._mark_down(exc)
             raise CacheUnavailable(str(exc)) from exc
+
+
+def resp(commands: list[tuple[Any, ...]]) -> bytes:
+    """Commands in Redis's wire format: each an array of bulk strings."""
+    out = bytearray()
+    for command in commands:
+        out += b"*%d\r\n" % len(command)
+        for argument in command:
+            data = argument if isinstance(argument, bytes) else str(argument).encode()
+            out += b"$%d\r\n%s\r\n" % (len(data), data)
+    return bytes(out)
 
 
 def count_hit(cache_key: str, timeout: int) -> int:

@@ -1,7 +1,7 @@
 """The per-request Redis round trip of authentication (ResilientRedisCache.get_and_incr_window, sent by
-hand on a pooled connection): the read and the window's count come back together, the window expires, and a
-pooled connection the server has dropped (Redis restarted, an idle timeout) is replaced on the spot, without
-a cool-down and without counting twice."""
+hand on the cache's own connection): the read and the window's count come back together, the window expires,
+a connection the server has dropped (Redis restarted, an idle timeout) is replaced on the spot, without a
+cool-down and without counting twice, and a forked process opens its own."""
 
 from __future__ import annotations
 
@@ -37,12 +37,18 @@ def test_it_reads_and_counts_in_one_round_trip(backend: ResilientRedisCache) -> 
 def test_a_connection_the_server_dropped_is_replaced_at_once(backend: ResilientRedisCache) -> None:
     backend.set("generation", "g1", timeout=60)
     assert backend.get_and_incr_window("generation", "window", 60) == ("g1", 1)
-    pool = backend._cache.get_client(None, write=True).connection_pool
-    pooled = pool.get_connection()
-    pooled.send_command("CLIENT", "ID")
-    client_id = pooled.read_response()
-    pool.release(pooled)
+    own = backend._own_connection("window")
+    own.send_command("CLIENT", "ID")
+    client_id = own.read_response()
     redis.Redis.from_url(os.environ["REDIS_URL"]).client_kill_filter(_id=client_id)
 
     assert backend.get_and_incr_window("generation", "window", 60) == ("g1", 2)  # counted once
     assert backend.is_available
+
+
+def test_a_forked_process_does_not_share_its_parents_connection(backend: ResilientRedisCache) -> None:
+    assert backend.get_and_incr_window(None, "window", 60) == (None, 1)
+    parents = backend._own_connection("window")
+    backend._own = (-1, parents)  # as the child of a fork sees it: another process's connection
+    assert backend.get_and_incr_window(None, "window", 60) == (None, 2)
+    assert backend._own_connection("window") is not parents
