@@ -149,6 +149,9 @@ class _AsciiIntegerField(forms.IntegerField):
     """forms.IntegerField also reads Arabic-Indic, full-width and "1_0" numbers; only ASCII digits count."""
 
     def to_python(self, value: Any) -> int | None:
+        if value == "":
+            # Present but empty is not "no filter": it is not a number (an absent parameter is None).
+            raise forms.ValidationError("Enter a whole number, or leave the parameter out.", code="invalid")
         if value in self.empty_values:
             return None
         number = parse_whole_number(str(value))

@@ -693,6 +693,16 @@ def test_it_refuses_numbers_written_in_other_digits(api: ApiClient, query: str) 
     assert response.json()["error"]["code"] == "validation_error"
 
 
+@pytest.mark.parametrize("name", ["after_seq", "before_seq"])
+def test_it_refuses_a_number_parameter_that_is_present_but_empty(api: ApiClient, name: str) -> None:
+    # Found by schemathesis: `?before_seq=` was read as "no filter" and answered 200.
+    response = api.get(f"/api/v1/threads/t1/messages/?{name}=")
+    assert response.status_code == 400
+    assert response.json()["error"]["details"]["fields"] == {
+        name: ["Enter a whole number, or leave the parameter out."]
+    }
+
+
 def test_it_refuses_a_user_id_query_with_surrounding_whitespace(api: ApiClient) -> None:
     # A save with ?user_id= gives a new thread to that user: " alice" would have been another user.
     response = api.post("/api/v1/threads/t9/checkpoints/?user_id=%20alice", {"agent_id": "a", "state": {}})
