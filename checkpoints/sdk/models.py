@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from datetime import datetime
 from enum import Enum
+from functools import cached_property
 from typing import Any, Final, Generic, Self, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
@@ -220,7 +221,7 @@ class CheckpointDraft(CheckpointRecord):
     def record(self) -> dict[str, Any]:
         return {**super().record(), "created_at": format_timestamp(self.created_at)}
 
-    @property
+    @cached_property  # a draft is not changed once built
     def checksum(self) -> str:
         try:
             return record_checksum(self.record())
@@ -241,11 +242,24 @@ class CheckpointDraft(CheckpointRecord):
         return body
 
     def saved(self, response: Response) -> SaveResult:
-        """The answer to a save made with include_state=false, completed with the documents sent and
-        re-hashed: it proves the server stored exactly the record hashed here."""
+        """The answer to a save made with include_state=false, completed with the documents sent. It proves
+        the server stored exactly the record hashed here: at once when the answer names the checksum sent and
+        every field of its record is the one sent (same JSON type and value), else by re-hashing it."""
         raw = dict(response.body)
         raw.update(state=self.state, context=self.context, metadata=self.metadata)
-        return SaveResult(Checkpoint.from_dict(raw).verify(), created=response.status == 201)
+        checkpoint = Checkpoint.from_dict(raw)
+        if raw.get("checksum") == self.checksum and _same_json(checkpoint.record(), self.record()):
+            checkpoint.verified = True
+        else:
+            checkpoint.verify()
+        return SaveResult(checkpoint, created=response.status == 201)
+
+
+def _same_json(answer: dict[str, Any], sent: dict[str, Any]) -> bool:
+    return answer.keys() == sent.keys() and all(
+        answer[name] is sent[name] or (type(answer[name]) is type(sent[name]) and answer[name] == sent[name])
+        for name in sent
+    )
 
 
 @dataclass

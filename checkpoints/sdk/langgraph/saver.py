@@ -54,7 +54,7 @@ from checkpoints.sdk.endpoints import checkpoints as cp_calls
 from checkpoints.sdk.endpoints import langgraph as lg_calls
 from checkpoints.sdk.endpoints import threads as th_calls
 from checkpoints.sdk.errors import NotFound, PreconditionFailed
-from checkpoints.sdk.langgraph.values import ValueCodec
+from checkpoints.sdk.langgraph.values import MessageForms, ValueCodec
 from checkpoints.sdk.models import UNSET, Checkpoint, CheckpointDraft, Page, SaveResult, Unset
 from checkpoints.sdk.transport import Call
 
@@ -162,6 +162,7 @@ class CairnSaver(BaseCheckpointSaver[str], Closing, AsyncClosing):
         self.ttl_seconds = ttl_seconds
         self.page_size = max(1, min(page_size, MAX_PAGE))
         self._stored = StoredChannels()
+        self._message_forms = MessageForms()
 
     @classmethod
     def from_env(cls, **options: Any) -> CairnSaver:
@@ -182,7 +183,7 @@ class CairnSaver(BaseCheckpointSaver[str], Closing, AsyncClosing):
     @property
     def values(self) -> ValueCodec:
         # Built from self.serde each time: with_allowlist() clones the saver with another serde.
-        return ValueCodec(self.serde)
+        return ValueCodec(self.serde, forms=self._message_forms)
 
     @property
     def metadata_codec(self) -> ValueCodec:

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import base64
 import math
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from langchain_core.messages import BaseMessage, messages_from_dict
@@ -67,16 +69,54 @@ def is_plain_json(value: Any, *, allow_nul: bool = True, _depth: int = 0) -> boo
     return False
 
 
+class MessageForms:
+    """The stored forms of the messages a saver encoded recently. A graph carries the same message objects
+    from step to step, and checking that a message's JSON form rebuilds it exactly costs more than the rest of
+    its encoding; a remembered form is used again only for the very same object, and only while that object
+    still equals the message the form rebuilds (so a message changed in place is encoded again).
+    """
+
+    def __init__(self, capacity: int = 4096) -> None:
+        self._capacity = capacity
+        # id(message) -> (the message, the message its stored form rebuilds, the stored form); holding the
+        # message keeps its id from being reused while the entry lives.
+        self._entries: OrderedDict[int, tuple[BaseMessage, BaseMessage, dict[str, Any]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def recall(self, message: BaseMessage) -> dict[str, Any] | None:
+        with self._lock:
+            entry = self._entries.get(id(message))
+        if entry is None or entry[0] is not message:
+            return None
+        _, rebuilt, stored = entry
+        return stored if _rebuilds(rebuilt, message) else None
+
+    def remember(self, message: BaseMessage, rebuilt: BaseMessage, stored: dict[str, Any]) -> None:
+        with self._lock:
+            self._entries[id(message)] = (message, rebuilt, stored)
+            self._entries.move_to_end(id(message))
+            while len(self._entries) > self._capacity:
+                self._entries.popitem(last=False)
+
+
+def _rebuilds(rebuilt: BaseMessage | None, message: BaseMessage) -> bool:
+    return type(rebuilt) is type(message) and rebuilt == message
+
+
 class ValueCodec:
     """Encodes values to storable JSON and back, with the saver's serializer for what JSON cannot hold.
 
     `allow_nul=False` (for metadata, which the server also indexes as jsonb) stores strings containing NUL
-    as placeholders instead of refusing them.
+    as placeholders instead of refusing them. `forms` remembers messages' stored forms across calls; only a
+    codec that allows NUL uses it (the rule its forms were checked under).
     """
 
-    def __init__(self, serde: SerializerProtocol, *, allow_nul: bool = True) -> None:
+    def __init__(
+        self, serde: SerializerProtocol, *, allow_nul: bool = True, forms: MessageForms | None = None
+    ) -> None:
         self.serde = serde
         self.allow_nul = allow_nul
+        self.forms = forms if allow_nul else None
 
     def encode(self, value: Any, _depth: int = 0) -> Any:
         kind = type(value)
@@ -109,6 +149,8 @@ class ValueCodec:
         }
 
     def _message(self, message: BaseMessage) -> dict[str, Any]:
+        if self.forms is not None and (remembered := self.forms.recall(message)) is not None:
+            return remembered
         role = _ROLES.get(message.type, getattr(message, "role", message.type))
         content = message.content
         fields = message.model_dump(exclude_defaults=True, exclude={"content", "type"})
@@ -125,7 +167,9 @@ class ValueCodec:
                 rebuilt = self._rebuild_message(stored)
             except (ValueError, TypeError):
                 rebuilt = None
-            if type(rebuilt) is type(message) and rebuilt == message:
+            if rebuilt is not None and _rebuilds(rebuilt, message):
+                if self.forms is not None:
+                    self.forms.remember(message, rebuilt, stored)
                 return stored
         preview = content if is_plain_json(content, allow_nul=self.allow_nul) else repr(content)[:2000]
         return self._placeholder(message, type_name=MESSAGE, role=role, content=preview)

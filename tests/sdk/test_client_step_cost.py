@@ -1,0 +1,125 @@
+"""What the SDK skips on a LangGraph step, and why each skip is exact: a message carried from step to step
+keeps its checked stored form only while it is unchanged, and a save's answer is taken as verified without
+hashing again only when it is the very record the SDK hashed (README, "Performance")."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+from checkpoints.sdk import ChecksumMismatch
+from checkpoints.sdk.langgraph.values import MESSAGE, TYPE_KEY, MessageForms, ValueCodec
+from checkpoints.sdk.models import CheckpointDraft
+from checkpoints.sdk.transport import Response
+
+
+@pytest.fixture
+def codec() -> ValueCodec:
+    return ValueCodec(JsonPlusSerializer(), forms=MessageForms())
+
+
+def test_a_message_encoded_again_gives_its_remembered_form(codec: ValueCodec, monkeypatch: Any) -> None:
+    message = AIMessage(content="the plan", id="m1", name="planner")
+    first = codec.encode(message)
+    rebuilds: list[Any] = []
+    real = ValueCodec._rebuild_message
+    monkeypatch.setattr(ValueCodec, "_rebuild_message", staticmethod(lambda s: rebuilds.append(s) or real(s)))
+
+    assert codec.encode([message, message]) == [first, first]
+    assert rebuilds == []  # nothing rebuilt to check it again
+    assert codec.decode(first) == message
+
+
+def test_a_message_changed_in_place_is_encoded_again(codec: ValueCodec) -> None:
+    message = HumanMessage(content="draft", id="m2")
+    assert codec.encode(message)["content"] == "draft"
+
+    message.content = "final"
+    message.additional_kwargs["reviewed"] = True
+    stored = codec.encode(message)
+
+    assert stored["content"] == "final"
+    assert stored["lc"]["additional_kwargs"] == {"reviewed": True}
+    assert codec.decode(stored) == message
+
+
+def test_an_equal_message_that_is_another_object_is_checked_on_its_own(codec: ValueCodec) -> None:
+    forms = codec.forms
+    assert forms is not None
+    first, second = AIMessage(content="same", id="m3"), AIMessage(content="same", id="m3")
+    codec.encode(first)
+    assert forms.recall(first) is not None
+    assert forms.recall(second) is None  # same value, another object: encoded and checked afresh
+    assert codec.encode(second) == codec.encode(first)
+
+
+def test_a_message_json_cannot_rebuild_stays_a_placeholder_and_is_not_remembered(codec: ValueCodec) -> None:
+    message = AIMessage(content="odd", additional_kwargs={"when": datetime(2026, 1, 1, tzinfo=UTC)})
+    stored = codec.encode(message)
+    assert stored[TYPE_KEY] == MESSAGE and "data" in stored  # the exact bytes form
+    assert codec.forms is not None and codec.forms.recall(message) is None
+    assert codec.decode(stored) == message
+
+
+def test_metadata_never_uses_forms_checked_under_another_rule() -> None:
+    forms = MessageForms()
+    message = AIMessage(content="with \x00 inside", id="m4")
+    assert "data" not in ValueCodec(JsonPlusSerializer(), forms=forms).encode(message)
+
+    stored = ValueCodec(JsonPlusSerializer(), allow_nul=False, forms=forms).encode(message)
+    assert "data" in stored  # NUL is not allowed in metadata: the bytes form, not the remembered JSON
+
+
+def _draft() -> CheckpointDraft:
+    return CheckpointDraft.build(
+        thread_id="t",
+        checkpoint_id="c2",
+        parent_id="c1",
+        step_index=1,
+        state={"messages": ["hi"]},
+        created_at=datetime(2026, 11, 26, 12, 0, 0, 123456, tzinfo=UTC),
+    )
+
+
+def _answer(draft: CheckpointDraft, **changes: Any) -> Response:
+    body = {**draft.record(), "checksum": draft.checksum, "state": None, "context": None, "metadata": None}
+    return Response(status=201, headers={}, body={**body, **changes})
+
+
+def test_a_save_answered_with_the_record_sent_is_verified_without_hashing_again(monkeypatch: Any) -> None:
+    draft = _draft()
+    answer = _answer(draft)
+    monkeypatch.setattr("checkpoints.sdk.models.record_checksum", _no_hash)
+
+    saved = draft.saved(answer)
+
+    assert saved.checkpoint.verified and saved.created
+    assert saved.checkpoint.state == {"messages": ["hi"]}
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"parent_id": "c0"},  # the server chose another parent: re-hashed, and the checksum no longer holds
+        {"step_index": True},  # equal in Python, another JSON value
+        {"agent_id": None},
+    ],
+)
+def test_a_save_answered_with_another_record_is_hashed_again_and_refused(changes: dict[str, Any]) -> None:
+    draft = _draft()
+    with pytest.raises(ChecksumMismatch):
+        draft.saved(_answer(draft, **changes))
+
+
+def test_a_save_answered_with_the_record_in_another_spelling_is_hashed_again_and_accepted() -> None:
+    draft = _draft()
+    saved = draft.saved(_answer(draft, created_at="2026-11-26T13:00:00.123456+01:00"))
+    assert saved.checkpoint.verified
+
+
+def _no_hash(record: Any) -> str:
+    raise AssertionError("hashed again")
