@@ -129,11 +129,13 @@ class ServerClock:
     def __init__(self) -> None:
         self._ahead = timedelta(0)
         self._lock = threading.Lock()
+        self._last_date: str | None = None
 
     def observe(self, headers: Mapping[str, str]) -> None:
         raw = headers.get("date")
-        if not raw:
+        if not raw or raw == self._last_date:  # one-second resolution: most answers repeat the last one
             return
+        self._last_date = raw
         try:
             server = parsedate_to_datetime(raw)
         except (TypeError, ValueError):

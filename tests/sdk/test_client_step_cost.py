@@ -27,7 +27,12 @@ def test_a_message_encoded_again_gives_its_remembered_form(codec: ValueCodec, mo
     first = codec.encode(message)
     rebuilds: list[Any] = []
     real = ValueCodec._rebuild_message
-    monkeypatch.setattr(ValueCodec, "_rebuild_message", staticmethod(lambda s: rebuilds.append(s) or real(s)))
+
+    def counted(stored: dict[str, Any]) -> Any:
+        rebuilds.append(stored)
+        return real(stored)
+
+    monkeypatch.setattr(ValueCodec, "_rebuild_message", staticmethod(counted))
 
     assert codec.encode([message, message]) == [first, first]
     assert rebuilds == []  # nothing rebuilt to check it again
