@@ -213,6 +213,9 @@ CAIRN_API_KEY_CACHE_SECONDS = env.float("CAIRN_API_KEY_CACHE_SECONDS", default=3
 # rest of the window.
 CAIRN_LOGIN_MAX_FAILURES = env.int("CAIRN_LOGIN_MAX_FAILURES", default=10)
 CAIRN_LOGIN_WINDOW_SECONDS = env.int("CAIRN_LOGIN_WINDOW_SECONDS", default=900)
+# How many proxies (TLS terminator, load balancer) stand in front: the client's address is then the one the
+# outermost of them appended to X-Forwarded-For. With 0 the header is ignored (clients can forge it).
+CAIRN_TRUSTED_PROXIES = env.int("CAIRN_TRUSTED_PROXIES", default=0)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["checkpoints.api.auth.ApiKeyAuthentication"],

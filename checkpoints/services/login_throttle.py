@@ -2,9 +2,10 @@
 
 After `CAIRN_LOGIN_MAX_FAILURES` failed sign-ins for one username, or from one client address, within
 `CAIRN_LOGIN_WINDOW_SECONDS`, every further attempt for it — even with the right password — is refused until
-the window ends. The counts live in the shared cache, so every web process sees them. The lock is audited in
-each workspace of the targeted account. When Redis is down the counts cannot be kept and sign-in stays open,
-like the API's throttle (the README explains the choice).
+the window ends. The client's address is read through `CAIRN_TRUSTED_PROXIES` proxies
+(`checkpoints.client_address`). The counts live in the shared cache, so every web process sees them. The
+lock is audited in each workspace of the targeted account. When Redis is down the counts cannot be kept and
+sign-in stays open, like the API's throttle (the README explains the choice).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from django.core.cache import cache
 from django.http import HttpRequest
 
 from checkpoints.cache import CacheUnavailable, count_hit
+from checkpoints.client_address import client_address
 from checkpoints.models import Workspace
 from checkpoints.services.audit import Actor, audit_record
 
@@ -37,7 +39,7 @@ def _counters(username: str, request: HttpRequest | None) -> list[str]:
     # Usernames are hashed: the cache must not hold what people typed (a password in the username box).
     name = hashlib.sha256(username.strip().casefold().encode()).hexdigest()[:32]
     counters = [f"login-failures:user:{name}:{window}"]
-    address = request.META.get("REMOTE_ADDR") if request is not None else None
+    address = client_address(request) if request is not None else ""
     if address:
         counters.append(f"login-failures:client:{address}:{window}")
     return counters
@@ -63,7 +65,7 @@ def login_failed(username: str, request: HttpRequest | None) -> None:
 
 
 def _record_lock(username: str, request: HttpRequest | None, seconds: int) -> None:
-    address = request.META.get("REMOTE_ADDR", "") if request is not None else ""
+    address = client_address(request) if request is not None else ""
     logger.warning("sign-in locked for %ss after repeated failures (client %s)", seconds, address)
     user = get_user_model().objects.filter(username__iexact=username.strip()).first()
     if user is None:

@@ -1,5 +1,6 @@
 """Sign-in throttling on the dashboard and the admin: repeated wrong passwords lock the account (and the
-client address) for the window, even against the right password, with a clear message and an audit event."""
+client address) for the window, even against the right password, with a clear message and an audit event.
+Behind `CAIRN_TRUSTED_PROXIES` proxies the client address comes from X-Forwarded-For, never otherwise."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 import time_machine
-from django.test import Client
+from django.test import Client, RequestFactory
 from pytest_django.fixtures import Settings
 
+from checkpoints.client_address import client_address
 from checkpoints.models import AuditEvent, Workspace
 from tests.dashboard.world import PASSWORD, make_user
 
@@ -31,8 +33,18 @@ def window_start(settings: Settings) -> Iterator[time_machine.Traveller]:
         yield traveller
 
 
-def _sign_in(client: Client, url: str, username: str, password: str, address: str = "203.0.113.7") -> str:
-    response = client.post(url, {"username": username, "password": password}, REMOTE_ADDR=address)
+def _sign_in(
+    client: Client,
+    url: str,
+    username: str,
+    password: str,
+    address: str = "203.0.113.7",
+    forwarded_for: str | None = None,
+) -> str:
+    headers = {} if forwarded_for is None else {"X-Forwarded-For": forwarded_for}
+    response = client.post(
+        url, {"username": username, "password": password}, headers=headers, REMOTE_ADDR=address
+    )
     if response.status_code == 302:
         return "signed in"
     assert response.status_code == 200
@@ -80,3 +92,73 @@ def test_the_lock_ends_with_its_window(
     assert "Too many failed sign-ins" in _sign_in(Client(), LOGIN_PAGES[0], "dave", PASSWORD)
     window_start.shift(settings.CAIRN_LOGIN_WINDOW_SECONDS + 1)
     assert _sign_in(Client(), LOGIN_PAGES[0], "dave", PASSWORD) == "signed in"
+
+
+PROXY = "10.0.0.2"  # the REMOTE_ADDR of every request that comes through the proxy
+
+
+@pytest.mark.parametrize(
+    ("proxies", "forwarded_for", "expected"),
+    [
+        (0, "198.51.100.9", PROXY),  # nothing in front: the header is the client's own word
+        (1, None, PROXY),
+        (1, "6.6.6.6, 198.51.100.9", "198.51.100.9"),
+        (1, " 2001:db8::1 ", "2001:db8::1"),
+        (2, "6.6.6.6, 198.51.100.9, 10.0.0.1", "198.51.100.9"),
+        (2, "198.51.100.9", PROXY),  # fewer entries than proxies
+        (1, "", PROXY),
+        (1, "198.51.100.9, not-an-address", PROXY),
+        (1, "198.51.100.9,", PROXY),
+        (1, "198.51.100.9:443", PROXY),
+    ],
+)
+def test_the_client_address_is_the_one_the_outermost_trusted_proxy_saw(
+    settings: Settings, proxies: int, forwarded_for: str | None, expected: str
+) -> None:
+    settings.CAIRN_TRUSTED_PROXIES = proxies
+    headers = {} if forwarded_for is None else {"X-Forwarded-For": forwarded_for}
+    assert client_address(RequestFactory().get("/", headers=headers, REMOTE_ADDR=PROXY)) == expected
+
+
+def test_without_trusted_proxies_a_forged_forwarded_for_does_not_change_the_client(
+    workspace: Workspace, settings: Settings
+) -> None:
+    settings.CAIRN_TRUSTED_PROXIES = 0
+    make_user("erin", workspaces=(workspace,))
+    for n in range(5):
+        _sign_in(Client(), LOGIN_PAGES[0], f"guess-{n}", "wrong", forwarded_for=f"198.51.100.{n}")
+    page = _sign_in(Client(), LOGIN_PAGES[0], "erin", PASSWORD, forwarded_for="198.51.100.99")
+    assert "Too many failed sign-ins" in page
+    assert _sign_in(Client(), LOGIN_PAGES[0], "erin", PASSWORD, address="198.51.100.3") == "signed in"
+
+
+def test_behind_a_trusted_proxy_clients_are_counted_apart(workspace: Workspace, settings: Settings) -> None:
+    settings.CAIRN_TRUSTED_PROXIES = 1
+    make_user("frank", workspaces=(workspace,))
+    make_user("grace", workspaces=(workspace,))
+    for n in range(5):  # one client guesses (its own forged entry on the left changes nothing)
+        _sign_in(Client(), LOGIN_PAGES[0], f"guess-{n}", "wrong", PROXY, f"6.6.6.{n}, 198.51.100.7")
+    locked = _sign_in(Client(), LOGIN_PAGES[0], "frank", PASSWORD, PROXY, "198.51.100.7")
+    assert "Too many failed sign-ins" in locked
+    # Another client behind the same proxy is not locked.
+    assert _sign_in(Client(), LOGIN_PAGES[0], "grace", PASSWORD, PROXY, "198.51.100.8") == "signed in"
+    # The audit names the client, not the proxy.
+    for _ in range(5):
+        _sign_in(Client(), LOGIN_PAGES[0], "grace", "wrong", PROXY, "198.51.100.8")
+    event = AuditEvent.objects.get(action="user.login_locked")
+    assert (event.target_id, event.details["client"]) == ("grace", "198.51.100.8")
+
+
+def test_behind_two_trusted_proxies_the_client_is_the_entry_the_outer_one_added(
+    workspace: Workspace, settings: Settings
+) -> None:
+    settings.CAIRN_TRUSTED_PROXIES = 2
+    make_user("heidi", workspaces=(workspace,))
+    for n in range(5):  # forged entries on the left, then the client, then the outer proxy
+        _sign_in(Client(), LOGIN_PAGES[0], f"guess-{n}", "wrong", PROXY, f"6.6.6.{n}, 198.51.100.7, 10.0.0.1")
+    assert "Too many failed sign-ins" in _sign_in(
+        Client(), LOGIN_PAGES[0], "heidi", PASSWORD, PROXY, "198.51.100.7, 10.0.0.1"
+    )
+    assert (
+        _sign_in(Client(), LOGIN_PAGES[0], "heidi", PASSWORD, PROXY, "198.51.100.8, 10.0.0.1") == "signed in"
+    )

@@ -1,6 +1,6 @@
 """Fixtures of the fault tests: their own PostgreSQL cluster (one per session, a fresh database per test,
 copied from a migrated template) and their own redis-server (one per test). Skipped, with the reason, where
-the server binaries are missing."""
+the server binaries are missing (a missing redis-server fails them under CAIRN_REQUIRE_REDIS_SERVER=1)."""
 
 from __future__ import annotations
 
@@ -12,14 +12,19 @@ import httpx
 import pytest
 
 from checkpoints.bench.server import Gunicorn, Stack
-from tests.faults.services import PostgresCluster, RedisServer, missing_binaries
+from tests.faults.services import (
+    PostgresCluster,
+    RedisServer,
+    missing_postgres_binaries,
+    require_redis_server,
+)
 
 TEMPLATE = "cairn_template"
 
 
 @pytest.fixture(scope="session")
 def pg_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresCluster]:
-    reason = missing_binaries()
+    reason = missing_postgres_binaries()
     if reason:
         pytest.skip(reason)
     cluster = PostgresCluster()
@@ -40,9 +45,7 @@ def database_url(pg_cluster: PostgresCluster) -> str:
 
 @pytest.fixture
 def redis_server() -> Iterator[RedisServer]:
-    reason = missing_binaries()
-    if reason:
-        pytest.skip(reason)
+    require_redis_server()
     server = RedisServer()
     server.start()
     try:

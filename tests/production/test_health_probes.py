@@ -4,7 +4,6 @@ healthy (each probe writes and reads back a key of its own), and a real Redis ou
 from __future__ import annotations
 
 import dataclasses
-import shutil
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -13,7 +12,7 @@ import httpx
 import pytest
 
 from checkpoints.bench.server import Gunicorn, Stack
-from tests.faults.services import RedisServer
+from tests.faults.services import RedisServer, require_redis_server
 
 pytestmark = pytest.mark.slow
 
@@ -42,8 +41,7 @@ def test_a_hundred_concurrent_probes_against_a_healthy_redis_all_answer_200(prod
 
 @pytest.fixture
 def own_redis() -> Iterator[RedisServer]:
-    if shutil.which("redis-server") is None:
-        pytest.skip("redis-server not found")
+    require_redis_server()
     server = RedisServer()
     server.start()
     try:

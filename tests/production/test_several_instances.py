@@ -1,8 +1,8 @@
 """Several instances of the production layout on one PostgreSQL and one Redis: two `web` instances (the
 Procfile's command, each with its own data folder), two Celery workers and one beat. Nothing is local to an
 instance: a head saved on one is the head on the other at once, a key's rate is counted once across both, a
-revoked key fails on both at once, every job runs once, and overlapping sweeps and summaries claim each
-checkpoint and each message once."""
+revoked key fails on both at once, a sign-in lock taken on one holds on the other, every job runs once, and
+overlapping sweeps and summaries claim each checkpoint and each message once."""
 
 from __future__ import annotations
 
@@ -30,6 +30,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
 
 EXPIRING = 8
 MESSAGES = 30
+LOGIN_MAX_FAILURES = 3  # a password check costs about half a second: few failures keep the test short
+PASSWORD = "correct horse battery staple"
 
 
 @dataclasses.dataclass
@@ -76,7 +78,11 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
     with bench_database(url, name) as database_url, contextlib.ExitStack() as running:
         # A sweep every second, so that beat's sweeps overlap with the ones asked for through the API.
         stack = Stack.create(
-            database_url, os.environ["REDIS_URL"], tmp_path, CAIRN_SWEEP_INTERVAL_SECONDS="1"
+            database_url,
+            os.environ["REDIS_URL"],
+            tmp_path,
+            CAIRN_SWEEP_INTERVAL_SECONDS="1",
+            CAIRN_LOGIN_MAX_FAILURES=str(LOGIN_MAX_FAILURES),
         )
         running.callback(stack.forget_cache)
         stack.manage("migrate", "--no-input")
@@ -147,6 +153,38 @@ def test_a_revoked_key_fails_on_both_instances_at_once(deployment: Deployment) -
         f"api_key_revoke(api_key=ApiKey.objects.get(prefix={secret.split('_')[1]!r}), actor=Actor.system())",
     )
     assert statuses() == {401}
+
+
+def _sign_in(web: Gunicorn, username: str, password: str) -> httpx.Response:
+    """One sign-in on /dashboard/login/ the way a browser does it: the form first, for the CSRF cookie and
+    the form's token, then the POST with both."""
+    with httpx.Client(base_url=web.url, timeout=30) as browser:
+        form = browser.get("/dashboard/login/")
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form.text)
+        assert form.status_code == 200 and token, form.text
+        # The cookie is Secure (production settings) and this is plain HTTP, so the jar would not send it.
+        return browser.post(
+            "/dashboard/login/",
+            data={"csrfmiddlewaretoken": token[1], "username": username, "password": password},
+            headers={"Cookie": f"csrftoken={form.cookies['csrftoken']}"},
+        )
+
+
+def test_a_sign_in_lock_taken_on_one_instance_holds_on_the_other(deployment: Deployment) -> None:
+    deployment.stack.manage(
+        "shell",
+        "-c",
+        "from django.contrib.auth.models import User\n"
+        f"User.objects.create_user('locked-out', password={PASSWORD!r}, is_staff=True)",
+    )
+    a, b = deployment.web
+    assert _sign_in(b, "locked-out", PASSWORD).status_code == 302  # signed in: the password is right
+    for _ in range(LOGIN_MAX_FAILURES):
+        failed = _sign_in(a, "locked-out", "wrong")
+        assert failed.status_code == 200 and "correct username and password" in failed.text
+    refused = _sign_in(b, "locked-out", PASSWORD)
+    assert refused.status_code == 200
+    assert "Too many failed sign-ins for this account or from this address. Try again in" in refused.text
 
 
 def _settled(client: httpx.Client, job_ids: list[str]) -> list[dict[str, Any]]:
