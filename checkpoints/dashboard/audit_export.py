@@ -1,7 +1,9 @@
 """The filtered audit log as a download: CSV or JSON, streamed in keyset batches and bounded.
 
 CSV cells that a spreadsheet would run as a formula (=, +, -, @, tab, carriage return first) are prefixed
-with a quote, so an actor label or thread id chosen by a client cannot become a formula.
+with a quote, so an actor label or thread id chosen by a client cannot become a formula. `agents` are the
+agent ids the event names (the audit log's agent filter): a list in JSON, a compact JSON array in CSV (an
+agent id may hold any character but surrounding whitespace, so no separator would be unambiguous).
 """
 
 from __future__ import annotations
@@ -15,12 +17,22 @@ from typing import Any
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from checkpoints.dashboard.queries import with_agents
 from checkpoints.integrity import format_timestamp
 from checkpoints.models import AuditEvent
 
 EXPORT_MAX_ROWS = 50_000  # the newest events matching the filters; narrow the filters for older ones
 EXPORT_BATCH = 500
-COLUMNS = ("created_at", "actor_type", "actor_label", "action", "target_type", "target_id", "details")
+COLUMNS = (
+    "created_at",
+    "actor_type",
+    "actor_label",
+    "action",
+    "target_type",
+    "target_id",
+    "agents",
+    "details",
+)
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -29,8 +41,9 @@ def export_filename(slug: str, extension: str) -> str:
 
 
 def _newest_first(queryset: QuerySet[AuditEvent], limit: int) -> Iterator[AuditEvent]:
-    """Up to `limit` events, newest first, read by keyset in batches (no cursor left open, no OFFSET)."""
-    queryset = queryset.order_by("-id")
+    """Up to `limit` events, newest first, read by keyset in batches (no cursor left open, no OFFSET), each
+    batch with its events' agents (one more query per batch)."""
+    queryset = with_agents(queryset.order_by("-id"))
     after: int | None = None
     while limit > 0:
         batch_query = queryset if after is None else queryset.filter(id__lt=after)
@@ -50,6 +63,7 @@ def _row(event: AuditEvent) -> dict[str, Any]:
         "action": event.action,
         "target_type": event.target_type,
         "target_id": event.target_id,
+        "agents": [agent.agent_id for agent in event.agents.all()],
         "details": event.details,
     }
 
@@ -73,7 +87,8 @@ def audit_csv(queryset: QuerySet[AuditEvent]) -> Iterator[str]:
     yield line(list(COLUMNS))
     for event in _newest_first(queryset, EXPORT_MAX_ROWS):
         row = _row(event)
-        row["details"] = json.dumps(row["details"], ensure_ascii=False, separators=(",", ":"), default=str)
+        for column in ("agents", "details"):
+            row[column] = json.dumps(row[column], ensure_ascii=False, separators=(",", ":"), default=str)
         yield line([str(row[column]) for column in COLUMNS])
 
 

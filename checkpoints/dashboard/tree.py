@@ -20,6 +20,11 @@ from checkpoints.models import Checkpoint, Thread
 LANE_WIDTH = 16
 ROW_HEIGHT = 30
 MID = ROW_HEIGHT // 2
+# A row grows taller when its label wraps (labels are never cut, see README "Charts, ids and times"); its
+# SVG is stretched to the row's height (static/checkpoints/dashboard.css) and anchored at the top, so the
+# node stays beside the first line and the edges leaving the row's bottom are drawn this far down, clipped
+# at the row's bottom edge.
+EDGE_BOTTOM = 40 * ROW_HEIGHT
 # Wider fans are drawn in one overflow column without edges (the row still names its parent).
 MAX_LANES = 16
 
@@ -102,12 +107,13 @@ def _row_svg(row_index: int, row: TreeRow, spans: list[_Span], lanes: int) -> Sa
         x = _x(span.lane)
         colour = f"lane-{span.lane % 8}"
         if span.start < row_index < span.end:
-            parts.append((colour, f"M{x} 0V{ROW_HEIGHT}"))
+            parts.append((colour, f"M{x} 0V{EDGE_BOTTOM}"))
         elif row_index == span.start and span.origin_lane == span.lane:
-            parts.append((colour, f"M{x} {MID}V{ROW_HEIGHT}"))
+            parts.append((colour, f"M{x} {MID}V{EDGE_BOTTOM}"))
         elif row_index == span.start:
             ox = _x(span.origin_lane)
-            parts.append((colour, f"M{ox} {MID}C{ox} {ROW_HEIGHT - 4} {x} {MID + 4} {x} {ROW_HEIGHT}"))
+            curve = f"M{ox} {MID}C{ox} {ROW_HEIGHT - 4} {x} {MID + 4} {x} {ROW_HEIGHT}V{EDGE_BOTTOM}"
+            parts.append((colour, curve))
         elif row_index == span.end:
             parts.append((colour, f"M{x} 0V{MID}"))
     if not row.parent_shown and row.checkpoint.parent_checkpoint_id:
@@ -116,8 +122,8 @@ def _row_svg(row_index: int, row: TreeRow, spans: list[_Span], lanes: int) -> Sa
     edges = format_html_join("", '<path class="t-edge {}" d="{}"/>', parts)
     width = lanes * LANE_WIDTH
     return format_html(
-        '<svg class="t-svg" width="{}" height="{}" viewBox="0 0 {} {}" aria-hidden="true" focusable="false">'
-        "{}{}</svg>",
+        '<svg class="t-svg" width="{}" height="{}" viewBox="0 0 {} {}" preserveAspectRatio="xMinYMin meet"'
+        ' aria-hidden="true" focusable="false">{}{}</svg>',
         width,
         ROW_HEIGHT,
         width,

@@ -1,7 +1,8 @@
 """Headless Chromium: the overview's charts and the thread's sparkline match the data, "Summarise now" on a
-thread without a scope sets one and summarises, no main page overflows an 800 px window, and ids show their
-tail with the whole id on hover and in a copy. With CAIRN_SCREENSHOTS=1 they write
-docs/screenshots/overview-charts.png and thread-sparkline.png."""
+thread without a scope sets one and summarises, no main page overflows an 800 px window, no label of the
+checkpoint tree is cut there (long ones wrap), and ids show their tail with the whole id on hover and in a
+copy. With CAIRN_SCREENSHOTS=1 they write docs/screenshots/overview-charts.png, thread-sparkline.png and
+scope-form.png."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from django.utils import timezone
 from pytest_django.live_server_helper import LiveServer
 
 from checkpoints.models import Checkpoint, Job, Message, Thread, Workspace
+from checkpoints.services.audit import Actor
+from checkpoints.services.checkpoints import checkpoint_handoff
 from checkpoints.services.messages import messages_append
 from tests.browser.helpers import SCREENSHOT_WIDTH, log_in
 from tests.dashboard.world import World
@@ -123,15 +126,16 @@ def test_the_thread_page_draws_a_sparkline_of_its_checkpoints(
 
 
 def test_summarise_now_without_a_scope_sets_one_then_summarises(
-    page: Any, live_server: LiveServer, world: World, eager_celery: None
+    page: Any, live_server: LiveServer, world: World, eager_celery: None, screenshot: Any
 ) -> None:
-    log_in(page, live_server, "/dashboard/w/acme/threads/run-1/")
+    log_in(page, live_server, "/dashboard/w/acme/threads/run-1/", viewport=SCREENSHOT_WIDTH)
     summarise = page.get_by_role("button", name="Summarise now…")
     assert summarise.is_disabled()
     assert "needs a medallion scope" in page.locator("#summarise-why").inner_text()
     page.get_by_role("link", name="Set a scope and summarise…").click()
     page.get_by_label("Graph nodes").fill("billing, planner")
     page.get_by_label("Tags").fill("refactor")
+    screenshot(page, "scope-form")
     page.get_by_role("button", name="Save scope").click()
     assert "Scope of thread run-1 set." in page.locator(".flash").inner_text()
     page.get_by_role("button", name="Summarise", exact=True).click()
@@ -206,3 +210,40 @@ def test_ids_show_their_tail_with_the_whole_id_on_hover_and_in_a_copy(
         sid.element_handle(),
     )
     assert copied == full
+
+
+LABELS_CUT = """labels => labels.map(label => {
+    const shown = label.getBoundingClientRect();
+    const rows = label.closest(".tree-rows").getBoundingClientRect();
+    return {
+        text: label.innerText,
+        cut: label.scrollWidth > label.clientWidth || label.scrollHeight > label.clientHeight,
+        inside: shown.left >= rows.left && shown.right <= rows.right,
+        ellipsis: getComputedStyle(label).textOverflow === "ellipsis",
+    };
+})"""
+
+
+def test_no_label_of_the_checkpoint_tree_is_cut_at_800_px(
+    page: Any, live_server: LiveServer, world: World
+) -> None:
+    agent = "billing-reconciliation-agent-eu-west-1-production-canary-7"
+    step = "reconcile every invoice of the quarter with the ledger and flag each mismatch for review"
+    saved = make_checkpoint(world.workspace, "run-1", agent_id=agent, step_name=step, state={"n": 1})
+    checkpoint_handoff(source=saved, target_agent_id=f"{agent}-reviewer", actor=Actor.system("t"))
+    log_in(page, live_server, "/dashboard/w/acme/threads/run-1/", viewport=NARROW)
+    tree = page.locator('details.tree[data-namespace=""]')
+    labels = tree.locator(".t-meta, .badge-handoff").evaluate_all(LABELS_CUT)
+    assert len(labels) == tree.locator("li.tree-row").count() + 2  # every row's label, and two handoffs
+    assert [label for label in labels if label["cut"] or not label["inside"] or label["ellipsis"]] == []
+    texts = [label["text"] for label in labels]
+    assert f"step {saved.step_index} · {agent} · {step}" in texts
+    assert f"handoff {agent} → {agent}-reviewer" in texts
+    # The long label wraps: its row grows, the lanes' drawing grows with it, and nothing scrolls sideways.
+    row = tree.locator("li.tree-row", has=page.locator(f'a[href*="{saved.checkpoint_id}"]'))
+    row_height, svg_height = row.evaluate(
+        "row => [row.getBoundingClientRect().height, row.querySelector('svg').getBoundingClientRect().height]"
+    )
+    assert row_height > 30 and svg_height == row_height
+    assert tree.locator(".tree-rows").evaluate("rows => rows.scrollWidth <= rows.clientWidth")
+    assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")

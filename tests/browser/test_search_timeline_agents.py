@@ -1,5 +1,6 @@
 """Three auditor tasks done through the dashboard alone, in headless Chromium: search a word across threads
-and open a hit in its thread's timeline; find a handoff by agent; step from a checkpoint to the next one.
+and open a hit in its thread's timeline; find a handoff by agent; step from a checkpoint to the next one (and
+back to the first, where "Previous step" is disabled with the reason).
 With CAIRN_SCREENSHOTS=1 they write docs/screenshots/search.png, timeline.png and handoffs.png (1280 px)."""
 
 from __future__ import annotations
@@ -73,7 +74,16 @@ def test_it_steps_from_a_checkpoint_to_the_next(page: Any, live_server: LiveServ
     assert page.locator("h1").inner_text() == f"Checkpoint {world.step1.checkpoint_id}"
     page.get_by_role("navigation", name="Steps").get_by_role("link", name=re.compile("Next step")).click()
     assert page.locator("h1").inner_text() == f"Checkpoint {world.step2.checkpoint_id}"
-    page.get_by_role("navigation", name="Steps").get_by_role("link", name=re.compile("Previous step")).click()
+    steps = page.get_by_role("navigation", name="Steps")
+    steps.get_by_role("link", name=re.compile("Previous step")).click()
     assert page.locator("h1").inner_text() == f"Checkpoint {world.step1.checkpoint_id}"
     page.get_by_role("link", name="See it in the timeline").click()
     assert page.locator(".tl-anchor").get_attribute("id") == f"c-{world.step1.pk}"
+    page.go_back()
+    steps.get_by_role("link", name=re.compile("Previous step")).click()
+    assert page.locator("h1").inner_text() == f"Checkpoint {world.root.checkpoint_id}"
+    # At the first step, "Previous step" is a disabled button that says why.
+    first = steps.get_by_role("button", name="← Previous step")
+    assert first.is_disabled()
+    assert first.get_attribute("aria-describedby") == "previous-why"
+    assert steps.locator("#previous-why").inner_text() == "This is the first step."

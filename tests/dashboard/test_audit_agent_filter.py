@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import importlib
 import io
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -16,6 +17,7 @@ from django.apps import apps
 from django.test import Client
 from django.urls import reverse
 
+from checkpoints.dashboard import audit_export
 from checkpoints.models import AuditEvent, AuditEventAgent, Workspace
 from checkpoints.services.audit import Actor, agents_named, audit_record
 from checkpoints.services.checkpoints import checkpoint_handoff
@@ -24,8 +26,9 @@ from tests.factories import make_checkpoint
 
 pytestmark = pytest.mark.django_db
 
-# session + user + workspace + the page of events (the agent filter is a join on an index, not a query).
-AUDIT_PAGE_QUERIES = 4
+# session + user + workspace + the page of events (the agent filter is a join on an index, not a query)
+# + the agents the page's events name (one prefetch for the page, whatever its length).
+AUDIT_PAGE_QUERIES = 5
 
 
 def actions_for(dash: Client, workspace: Workspace, **params: str) -> list[str]:
@@ -65,7 +68,7 @@ def test_it_indexes_the_agents_when_the_event_is_written(world: World) -> None:
     ]
 
 
-def test_it_shows_the_agent_filter_and_keeps_the_page_one_query(
+def test_it_shows_the_agent_filter_and_keeps_the_query_count_flat(
     dash: Client, world: World, django_assert_num_queries: Callable[..., Any]
 ) -> None:
     url = reverse("dashboard:audit", args=[world.workspace.slug])
@@ -79,6 +82,7 @@ def test_it_shows_the_agent_filter_and_keeps_the_page_one_query(
     with django_assert_num_queries(AUDIT_PAGE_QUERIES):
         html = dash.get(url, {"agent": "reviewer"}).content.decode()
     assert html.count("checkpoint.handoff</code>") == 31
+    assert html.count("data-agent-link>helper-") == 30  # each event's agents, from the one prefetch
 
 
 def test_it_refuses_an_over_long_agent_with_a_400(dash: Client, world: World) -> None:
@@ -142,3 +146,60 @@ def test_the_checkpoint_page_links_its_agent_to_the_filtered_audit_log(dash: Cli
     link = re.search(r'<a class="small" href="([^"]+)" data-agent-audit>', html)
     assert link is not None and link.group(1) == f"/dashboard/w/{world.workspace.slug}/audit/?agent=reviewer"
     assert "checkpoint.handoff" in actions_for(dash, world.workspace, agent="reviewer")
+
+
+WORLD_AGENTS = {
+    "checkpoint.fork": ["planner"],
+    "checkpoint.ttl": ["reviewer"],
+    "checkpoint.expire": ["reviewer"],
+    "checkpoint.handoff": ["planner", "reviewer"],
+}
+
+
+def agents_by_action(html: str) -> dict[str, list[str]]:
+    """Each row's action → the agents of its Agents cell."""
+    rows = re.findall(r'<code class="action">([^<]+)</code></td>\s*<td class="agents">(.*?)</td>', html, re.S)
+    return {action: re.findall(r"data-agent-link>([^<]+)</a>", cell) for action, cell in rows}
+
+
+def test_it_shows_the_agents_each_event_names_linked_to_their_audit_events(
+    dash: Client, world: World
+) -> None:
+    url = reverse("dashboard:audit", args=[world.workspace.slug])
+    html = dash.get(url, {"action": "checkpoint.*"}).content.decode()
+    assert '<th scope="col">Agents</th>' in html
+    assert agents_by_action(html) == WORLD_AGENTS
+    link = (
+        '<a class="agent" href="/dashboard/w/acme/audit/?agent=planner" title="Audit events naming planner"'
+    )
+    assert link in html
+    # An event that names no agent says so; one whose agent id needs escaping is escaped and encoded.
+    medallions = dash.get(url, {"action": "medallion.*"}).content.decode()
+    assert agents_by_action(medallions) == {"medallion.update": [], "medallion.create": []}
+    assert medallions.count('<td class="agents"><span class="muted">—</span></td>') == 2
+    odd = make_checkpoint(world.workspace, "run-1", agent_id='ops & "qa"/1', state={"n": 1})
+    checkpoint_handoff(source=odd, target_agent_id="reviewer", actor=Actor.system("t"))
+    page = dash.get(url, {"agent": 'ops & "qa"/1'}).content.decode()
+    assert agents_by_action(page) == {"checkpoint.handoff": ["ops &amp; &quot;qa&quot;/1", "reviewer"]}
+    assert 'href="/dashboard/w/acme/audit/?agent=ops%20%26%20%22qa%22/1"' in page
+
+
+def test_the_overview_shows_the_agents_of_its_recent_events(dash: Client, world: World) -> None:
+    html = dash.get(reverse("dashboard:overview", args=[world.workspace.slug])).content.decode()
+    recent = html.split('<table class="table events">')[1].split("</table>")[0]
+    assert agents_by_action(recent)["checkpoint.handoff"] == ["planner", "reviewer"]
+
+
+def test_the_exports_carry_the_agents_each_event_names(dash: Client, world: World) -> None:
+    slug = world.workspace.slug
+    response = dash.get(reverse("dashboard:audit-export-csv", args=[slug]), {"action": "checkpoint.*"})
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))  # type: ignore[attr-defined]
+    assert list(rows[0]) == list(audit_export.COLUMNS) and "agents" in audit_export.COLUMNS
+    assert {row["action"]: json.loads(row["agents"]) for row in rows} == WORLD_AGENTS
+    response = dash.get(reverse("dashboard:audit-export-json", args=[slug]), {"agent": "reviewer"})
+    events = json.loads(b"".join(response.streaming_content))["events"]  # type: ignore[attr-defined]
+    assert {event["action"]: event["agents"] for event in events} == {
+        action: agents for action, agents in WORLD_AGENTS.items() if "reviewer" in agents
+    }
+    medallions = dash.get(reverse("dashboard:audit-export-json", args=[slug]), {"action": "medallion.*"})
+    assert [e["agents"] for e in json.loads(b"".join(medallions.streaming_content))["events"]] == [[], []]  # type: ignore[attr-defined]

@@ -25,8 +25,9 @@ from tests.factories import make_checkpoint
 
 pytestmark = pytest.mark.django_db
 
-# session + user + workspace + the page of events: the links and details cost no query.
-AUDIT_PAGE_QUERIES = 4
+# session + user + workspace + the page of events + the agents they name (one query for the whole page,
+# tests/dashboard/test_audit_agent_filter.py): the links and details cost no query.
+AUDIT_PAGE_QUERIES = 5
 SERVICES = Path(__file__).resolve().parents[2] / "checkpoints" / "services"
 
 

@@ -20,8 +20,10 @@ from tests.dashboard.world import World
 
 pytestmark = pytest.mark.django_db
 
-# session + user + workspace, then one query per batch of EXPORT_BATCH events.
+# session + user + workspace, then one query per batch of EXPORT_BATCH events, and one for the agents of
+# each batch that is not empty (none here: the filter matches nothing).
 EXPORT_QUERIES = 4
+BATCH_QUERIES = 2  # a batch of events and the agents they name
 
 
 def export(dash: Client, world: World, kind: str, **params: str) -> Any:
@@ -96,14 +98,36 @@ def test_it_streams_in_batches_with_a_pinned_query_count(
     monkeypatch.setattr(audit_export, "EXPORT_BATCH", 5)
     for n in range(12):
         audit_record(
-            workspace=world.workspace, actor=Actor.system(), action="thread.update", details={"n": n}
+            workspace=world.workspace,
+            actor=Actor.system(),
+            action="thread.update",
+            details={"n": n},
+            agents=[f"agent-{n}", "shared"],
         )
-    url = reverse("dashboard:audit-export-csv", args=[world.workspace.slug])
-    with django_assert_num_queries(EXPORT_QUERIES - 1 + 3):  # 12 events in batches of 5: 3 reads
-        lines = body(dash.get(url, {"action": "thread.update"})).splitlines()
-    assert len(lines) == 1 + 12
-    with django_assert_num_queries(EXPORT_QUERIES):
-        body(dash.get(url, {"action": "apikey.*"}))
+    for kind in ("csv", "json"):
+        url = reverse(f"dashboard:audit-export-{kind}", args=[world.workspace.slug])
+        # 12 events in batches of 5: 3 batches, each read with its agents.
+        with django_assert_num_queries(EXPORT_QUERIES - 1 + 3 * BATCH_QUERIES):
+            text = body(dash.get(url, {"action": "thread.update"}))
+        assert text.count("agent-") == 12 and text.count("shared") == 12
+        with django_assert_num_queries(EXPORT_QUERIES):
+            body(dash.get(url, {"action": "apikey.*"}))
+
+
+def test_it_pins_the_json_export_whatever_the_number_of_events(
+    dash: Client, world: World, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    url = reverse("dashboard:audit-export-json", args=[world.workspace.slug])
+    with django_assert_num_queries(EXPORT_QUERIES - 1 + BATCH_QUERIES):
+        few = json.loads(body(dash.get(url)))["events"]
+    for n in range(60):
+        audit_record(
+            workspace=world.workspace, actor=Actor.system(), action="thread.update", agents=[f"a-{n}"]
+        )
+    with django_assert_num_queries(EXPORT_QUERIES - 1 + BATCH_QUERIES):  # one batch of up to 500
+        many = json.loads(body(dash.get(url)))["events"]
+    assert len(many) == len(few) + 60
+    assert many[0]["agents"] == ["a-59"]
 
 
 def test_it_exports_nothing_of_another_workspace(

@@ -18,6 +18,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from checkpoints.models import Checkpoint, Job, Message, Thread, Workspace
+from checkpoints.services.audit import Actor, audit_record
 from checkpoints.services.messages import messages_append
 from tests.factories import make_checkpoint
 
@@ -27,7 +28,7 @@ NOW = datetime(2026, 11, 20, 10, 30, 15, tzinfo=UTC)
 # session + user + workspace, the three activity series and the storage series (one query each), then the
 # page's other queries: six capped counts, three storage totals (checkpoint rows logical and as stored, the
 # workspace's parts, message text; cached for a minute, so the cache is cleared before each request), the
-# expiring list and its count, failed and active jobs, recent events.
+# expiring list and its count, failed and active jobs, recent events (and their agents when there are any).
 OVERVIEW_QUERIES = 21
 
 
@@ -158,11 +159,14 @@ def test_it_pins_the_overview_queries_whatever_the_data(
     seed(workspace)
     for n in range(20):
         make_checkpoint(workspace, f"many-{n}", state={"n": n})
+        audit_record(workspace=workspace, actor=Actor.system(), action="thread.update", agents=[f"a-{n}"])
     for window in ("48h", "30d"):
         cache.clear()
-        with django_assert_num_queries(OVERVIEW_QUERIES):
+        # + the agents of the recent events, one query for all of them (none without events).
+        with django_assert_num_queries(OVERVIEW_QUERIES + 1):
             html = dash.get(url, {"window": window}).content.decode()
         assert sum(v for (s, _), v in drawn(html, "activity-chart").items() if s == "checkpoints") == 24
+        assert html.count("data-agent-link>") == 8
 
 
 def test_it_groups_each_series_in_the_database_over_a_bounded_window(

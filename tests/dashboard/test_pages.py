@@ -126,7 +126,10 @@ def test_it_draws_the_checkpoint_tree_with_branches_heads_handoffs_and_tombstone
     trees = re.findall(r'<details class="tree" data-namespace="([^"]*)"( open)?>', page)
     assert trees == [("", " open"), ("tools", "")]
     rows = re.findall(
-        r'<li class="tree-row([^"]*)">\s*(<svg.*?</svg>)\s*<a class="t-link" href="([^"]+)"', page, re.S
+        r'<li class="tree-row([^"]*)">\s*(<svg.*?</svg>)\s*'
+        r'<div class="t-body">\s*<a class="t-link" href="([^"]+)"',
+        page,
+        re.S,
     )
     assert len(rows) == 9
     by_id = {href.split("/checkpoints/")[1].split("/")[0]: (classes, svg) for classes, svg, href in rows}

@@ -11,6 +11,7 @@ from checkpoints.dashboard.access import workspace_view
 from checkpoints.dashboard.audit_export import EXPORT_MAX_ROWS, audit_csv, audit_json, export_filename
 from checkpoints.dashboard.forms import AuditFilterForm
 from checkpoints.dashboard.paging import DashboardPage
+from checkpoints.dashboard.queries import with_agents
 from checkpoints.models import AuditEvent, Workspace
 
 
@@ -27,7 +28,7 @@ def _page(
 ) -> HttpResponse:
     page = None
     if form.is_valid():
-        queryset = form.apply(AuditEvent.objects.for_workspace(workspace))
+        queryset = with_agents(form.apply(AuditEvent.objects.for_workspace(workspace)))
         page = DashboardPage(request, queryset, ["-id"])
     context = {
         "workspace": workspace,

@@ -79,6 +79,8 @@ def checkpoint_detail(
         Checkpoint.objects.filter(thread=thread).without_payload().exclude(pk=checkpoint.pk).newest_first()
     )
     previous_step, next_step = neighbours(checkpoint)
+    # An expired checkpoint's actions are shown disabled; forking its nearest readable ancestor is the fix.
+    fork_instead = None if readable else next((a for a in lineage if a.is_readable(now)), None)
     context: dict[str, Any] = {
         "workspace": workspace,
         "title": f"Checkpoint {checkpoint.checkpoint_id}",
@@ -86,6 +88,8 @@ def checkpoint_detail(
         "thread": thread,
         "checkpoint": checkpoint,
         "readable": readable,
+        "expired_on": checkpoint.effective_expired_at(now),
+        "fork_instead": fork_instead,
         "integrity": integrity_status(checkpoint),
         "documents": [
             (name, render_json_text(getattr(checkpoint, name)) if readable else None) for name in DOCUMENTS
