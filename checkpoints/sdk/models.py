@@ -206,16 +206,19 @@ class CheckpointDraft(CheckpointRecord):
     ttl_seconds: int | Unset | None = field(default=UNSET, metadata=wire(sent=True))
 
     @classmethod
-    def build(cls, **values: Any) -> Self:
+    def build(cls, *, exact_json: bool = False, **values: Any) -> Self:
         """Normalise the documents to JSON once (checkpoints.sdk.jsonvalue): the JSON hashed here is the
-        JSON sent and stored."""
+        JSON sent and stored. `exact_json`: the caller made them of the exact JSON built-ins already, with
+        string keys and no deeper than the server allows (the LangGraph codec does), so they are used as
+        they are."""
         if values.get("framework", "custom") not in FRAMEWORKS:
             raise ValueError(f"framework must be one of {', '.join(FRAMEWORKS)}")
         if values.get("state") is None:
             raise ValueError("state is required (it may be any JSON value except null)")
-        values["state"] = to_json(values["state"], path="$.state")
-        values["context"] = to_json_object(values.get("context") or {}, path="$.context")
-        values["metadata"] = to_json_object(values.get("metadata") or {}, path="$.metadata")
+        if not exact_json:
+            values["state"] = to_json(values["state"], path="$.state")
+            values["context"] = to_json_object(values.get("context") or {}, path="$.context")
+            values["metadata"] = to_json_object(values.get("metadata") or {}, path="$.metadata")
         return cls(**values)
 
     def record(self) -> dict[str, Any]:

@@ -57,8 +57,8 @@ def test_an_equal_message_that_is_another_object_is_checked_on_its_own(codec: Va
     assert forms is not None
     first, second = AIMessage(content="same", id="m3"), AIMessage(content="same", id="m3")
     codec.encode(first)
-    assert forms.recall(first) is not None
-    assert forms.recall(second) is None  # same value, another object: encoded and checked afresh
+    assert forms.recall(first, 0) is not None
+    assert forms.recall(second, 0) is None  # same value, another object: encoded and checked afresh
     assert codec.encode(second) == codec.encode(first)
 
 
@@ -66,7 +66,7 @@ def test_a_message_json_cannot_rebuild_stays_a_placeholder_and_is_not_remembered
     message = AIMessage(content="odd", additional_kwargs={"when": datetime(2026, 1, 1, tzinfo=UTC)})
     stored = codec.encode(message)
     assert stored[TYPE_KEY] == MESSAGE and "data" in stored  # the exact bytes form
-    assert codec.forms is not None and codec.forms.recall(message) is None
+    assert codec.forms is not None and codec.forms.recall(message, 0) is None
     assert codec.decode(stored) == message
 
 
@@ -128,3 +128,43 @@ def test_a_save_answered_with_the_record_in_another_spelling_is_hashed_again_and
 
 def _no_hash(record: Any) -> str:
     raise AssertionError("hashed again")
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max((_depth(item) for item in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(item) for item in value), default=0)
+    return 0
+
+
+def _nested(value: Any, levels: int) -> Any:
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("levels", [0, 60, 94, 95, 96])
+def test_a_message_deep_in_a_value_never_makes_it_deeper_than_the_server_takes(
+    codec: ValueCodec, levels: int
+) -> None:
+    message = AIMessage(content="deep", additional_kwargs={"a": _nested({"b": 1}, 30)})
+    assert codec.encode(message)["lc"]["additional_kwargs"]  # at the top it is readable JSON
+
+    stored = codec.encode(_nested(message, levels))  # the same object, remembered at the top, now deeper
+
+    assert _depth(stored) <= 128  # the server refuses JSON nested deeper than 128 levels
+    assert codec.decode(stored) == _nested(message, levels)
+
+
+def test_the_langgraph_draft_is_sent_as_the_codec_made_it() -> None:
+    state = {"channel_values": {"messages": [{"__cairn_type__": "message", "role": "user", "content": "x"}]}}
+    draft = CheckpointDraft.build(
+        exact_json=True, thread_id="t", checkpoint_id="c", state=state, context={}, metadata={},
+        created_at=datetime(2026, 11, 26, tzinfo=UTC),
+    )  # fmt: skip
+    assert draft.state is state  # not copied again
+    copied = CheckpointDraft.build(
+        thread_id="t", checkpoint_id="c", state=state, created_at=datetime(2026, 11, 26, tzinfo=UTC)
+    )
+    assert copied.state is not state and draft.checksum == copied.checksum

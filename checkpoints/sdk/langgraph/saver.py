@@ -219,6 +219,7 @@ class CairnSaver(BaseCheckpointSaver[str], Closing, AsyncClosing):
         merged = cast(dict[str, Any], get_checkpoint_metadata(config, metadata))
         step = merged.get("step")
         return CheckpointDraft.build(
+            exact_json=True,  # the codec's output, and the parent's stored values
             thread_id=_thread_id(config),
             namespace=namespace,
             checkpoint_id=checkpoint["id"],

@@ -24,6 +24,7 @@ import base64
 import math
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import BaseMessage, messages_from_dict
@@ -72,31 +73,47 @@ def is_plain_json(value: Any, *, allow_nul: bool = True, _depth: int = 0) -> boo
 class MessageForms:
     """The stored forms of the messages a saver encoded recently. A graph carries the same message objects
     from step to step, and checking that a message's JSON form rebuilds it exactly costs more than the rest of
-    its encoding; a remembered form is used again only for the very same object, and only while that object
-    still equals the message the form rebuilds (so a message changed in place is encoded again).
+    its encoding; a remembered form is used again only for the very same object, only where it still fits
+    within MAX_DEPTH, and only while that object still equals the message the form rebuilds (so a message
+    changed in place is encoded again).
     """
 
     def __init__(self, capacity: int = 4096) -> None:
         self._capacity = capacity
-        # id(message) -> (the message, the message its stored form rebuilds, the stored form); holding the
-        # message keeps its id from being reused while the entry lives.
-        self._entries: OrderedDict[int, tuple[BaseMessage, BaseMessage, dict[str, Any]]] = OrderedDict()
+        # id(message) -> the entry; holding the message keeps its id from being reused while the entry lives.
+        self._entries: OrderedDict[int, _Form] = OrderedDict()
         self._lock = threading.Lock()
 
-    def recall(self, message: BaseMessage) -> dict[str, Any] | None:
+    def recall(self, message: BaseMessage, depth: int) -> dict[str, Any] | None:
         with self._lock:
-            entry = self._entries.get(id(message))
-        if entry is None or entry[0] is not message:
+            form = self._entries.get(id(message))
+        if form is None or form.message is not message or depth + form.height > MAX_DEPTH:
             return None
-        _, rebuilt, stored = entry
-        return stored if _rebuilds(rebuilt, message) else None
+        return form.stored if _rebuilds(form.rebuilt, message) else None
 
     def remember(self, message: BaseMessage, rebuilt: BaseMessage, stored: dict[str, Any]) -> None:
+        form = _Form(message, _height(stored), rebuilt, stored)
         with self._lock:
-            self._entries[id(message)] = (message, rebuilt, stored)
+            self._entries[id(message)] = form
             self._entries.move_to_end(id(message))
             while len(self._entries) > self._capacity:
                 self._entries.popitem(last=False)
+
+
+@dataclass(frozen=True)
+class _Form:
+    message: BaseMessage
+    height: int  # levels from the stored form down to its deepest value
+    rebuilt: BaseMessage  # what the stored form rebuilds
+    stored: dict[str, Any]
+
+
+def _height(value: Any) -> int:
+    if type(value) is dict:
+        return 1 + max(map(_height, value.values()), default=0)
+    if type(value) is list:
+        return 1 + max(map(_height, value), default=0)
+    return 0
 
 
 def _rebuilds(rebuilt: BaseMessage | None, message: BaseMessage) -> bool:
@@ -132,7 +149,7 @@ class ValueCodec:
             if kind is dict and TYPE_KEY not in value and all(self._plain_key(key) for key in value):
                 return {key: self.encode(item, _depth + 1) for key, item in value.items()}
             if isinstance(value, BaseMessage):
-                return self._message(value)
+                return self._message(value, _depth)
         return self._placeholder(value)
 
     def _plain_key(self, key: Any) -> bool:
@@ -148,15 +165,16 @@ class ValueCodec:
             "data": base64.b64encode(data).decode("ascii"),
         }
 
-    def _message(self, message: BaseMessage) -> dict[str, Any]:
-        if self.forms is not None and (remembered := self.forms.recall(message)) is not None:
+    def _message(self, message: BaseMessage, depth: int) -> dict[str, Any]:
+        """The message's stored form, to sit at `depth`: its content one level below, its other fields (in
+        "lc") two, all within MAX_DEPTH."""
+        if self.forms is not None and (remembered := self.forms.recall(message, depth)) is not None:
             return remembered
         role = _ROLES.get(message.type, getattr(message, "role", message.type))
         content = message.content
         fields = message.model_dump(exclude_defaults=True, exclude={"content", "type"})
-        if is_plain_json(content, allow_nul=self.allow_nul) and is_plain_json(
-            fields, allow_nul=self.allow_nul
-        ):
+        plain_content = is_plain_json(content, allow_nul=self.allow_nul, _depth=depth + 1)
+        if plain_content and is_plain_json(fields, allow_nul=self.allow_nul, _depth=depth + 1):
             stored = {
                 TYPE_KEY: MESSAGE,
                 "role": role,
@@ -171,7 +189,7 @@ class ValueCodec:
                 if self.forms is not None:
                     self.forms.remember(message, rebuilt, stored)
                 return stored
-        preview = content if is_plain_json(content, allow_nul=self.allow_nul) else repr(content)[:2000]
+        preview = content if plain_content else repr(content)[:2000]
         return self._placeholder(message, type_name=MESSAGE, role=role, content=preview)
 
     @staticmethod
