@@ -1,5 +1,6 @@
 """What the overview's charts and the thread page's sparkline count: rows per hour or per day of a bounded
-window, grouped in the database (one GROUP BY query per series, over the (workspace, created_at) indexes).
+window, grouped in the database (one GROUP BY query per series, over the (workspace, created_at) indexes,
+and (workspace, expired_at) for the bytes erased).
 
 Buckets are UTC hours or days; a bucket with no row is a zero, so every series has one value per label.
 """
@@ -58,22 +59,28 @@ WINDOWS = {
 DEFAULT_WINDOW = "48h"
 
 
-def bucket_rows(queryset: QuerySet[Any], window: Window, now: datetime, value: Any = None) -> QuerySet[Any]:
-    """The GROUP BY over the window: (bucket, `value`) rows, `value` being a count of rows by default."""
+def bucket_rows(
+    queryset: QuerySet[Any], window: Window, now: datetime, value: Any = None, *, when: str = "created_at"
+) -> QuerySet[Any]:
+    """The GROUP BY over the window: (bucket, `value`) rows by the time in field `when`, `value` being a
+    count of rows by default."""
     trunc = TruncHour if window.unit == "hour" else TruncDay
     return (
-        queryset.filter(created_at__gte=window.first_bucket(now))
+        queryset.filter(**{f"{when}__gte": window.first_bucket(now)})
         .order_by()
-        .annotate(bucket=trunc("created_at"))
+        .annotate(bucket=trunc(when))
         .values("bucket")
         .annotate(value=value if value is not None else Count("pk"))
         .values_list("bucket", "value")
     )
 
 
-def _per_bucket(queryset: QuerySet[Any], window: Window, now: datetime, value: Any = None) -> list[int]:
+def _per_bucket(
+    queryset: QuerySet[Any], window: Window, now: datetime, value: Any = None, *, when: str = "created_at"
+) -> list[int]:
     """One value per bucket of the window, from one query; zeros where no row fell."""
-    found = {bucket: int(total or 0) for bucket, total in bucket_rows(queryset, window, now, value)}
+    rows = bucket_rows(queryset, window, now, value, when=when)
+    found = {bucket: int(total or 0) for bucket, total in rows}
     return [found.get(bucket, 0) for bucket in window.buckets(now)]
 
 
@@ -98,25 +105,40 @@ def activity_chart(workspace: Workspace, window: Window, now: datetime) -> SafeS
     )
 
 
-def storage_chart(workspace: Workspace, now: datetime) -> SafeString:
-    """Bytes of checkpoint state written per day over the last STORAGE_DAYS days, and their running total
-    (one query). Expired checkpoints count: the chart shows what was written, not what is kept."""
+def storage_chart(workspace: Workspace, now: datetime, held_now: int) -> SafeString:
+    """Checkpoint state over the last STORAGE_DAYS days: the bytes held at the end of each day (the line) and
+    the bytes written and erased each day (the bars; one query each, by `created_at` and by `expired_at`).
+    The line is walked back from `held_now`, the live payload total the overview shows. Logical bytes, the
+    documents whole; rows deleted since (purged tombstones, deleted threads) are in none of them."""
     window = Window("storage", f"Last {STORAGE_DAYS} days", "day", STORAGE_DAYS)
-    daily = _per_bucket(Checkpoint.objects.for_workspace(workspace), window, now, Sum("size_bytes"))
-    running = [sum(daily[: index + 1]) for index in range(len(daily))]
+    checkpoints = Checkpoint.objects.for_workspace(workspace)
+    written = _per_bucket(checkpoints, window, now, Sum("size_bytes"))
+    erased = _per_bucket(checkpoints.tombstones(), window, now, Sum("size_bytes"), when="expired_at")
+    held = held_at_each_end(held_now, written, erased)
     return bar_chart(
         chart_id="storage-chart",
-        title=f"Checkpoint state written (logical bytes) — last {STORAGE_DAYS} days (UTC)",
+        title=f"Checkpoint state held, written and erased (logical bytes) — last {STORAGE_DAYS} days (UTC)",
         desc=(
-            f"Bars: bytes written per day, as the documents are whole (large ones are stored packed, in "
-            f"fewer bytes); line: the running total since the first day, "
-            f"{compact_bytes(running[-1])} in all."
+            f"Line: bytes of checkpoint state held at the end of each day, {compact_bytes(held[-1])} now; "
+            f"bars: bytes written and bytes erased (expired) per day, {compact_bytes(sum(written))} and "
+            f"{compact_bytes(sum(erased))} in all. Documents count whole (large ones are stored packed, in "
+            "fewer bytes); rows deleted since are not counted."
         ),
         labels=window.labels(now),
-        series=[Series("written", "Written per day", daily)],
-        line=Series("cumulative", "Running total", running),
+        series=[Series("written", "Written", written), Series("erased", "Erased", erased)],
+        line=Series("held", "Held at the day's end", held, level=True),
         fmt=compact_bytes,
     )
+
+
+def held_at_each_end(held_now: int, written: Sequence[int], erased: Sequence[int]) -> list[int]:
+    """Bytes held at the end of each bucket, from the last one (now) back: a bucket's end held what the next
+    one's end held, less what the next bucket wrote, plus what it erased (never below zero: `held_now` may
+    lag the rows by the storage totals' cache)."""
+    held = [held_now]
+    for wrote, gone in zip(reversed(written[1:]), reversed(erased[1:]), strict=True):
+        held.append(max(0, held[-1] - wrote + gone))
+    return held[::-1]
 
 
 def thread_window(thread: Thread, now: datetime) -> Window:

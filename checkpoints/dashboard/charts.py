@@ -35,10 +35,14 @@ class Series:
     key: str
     name: str
     values: Sequence[int]
+    level: bool = False  # a level at each label (the legend gives the last), not an amount per label
 
     @property
     def total(self) -> int:
         return sum(self.values)
+
+    def legend_figure(self, fmt: Formatter) -> str:
+        return f"{fmt(self.values[-1])} now" if self.level and self.values else fmt(self.total)
 
 
 def compact_number(value: float) -> str:
@@ -137,15 +141,15 @@ def _legend(series: Sequence[Series], fmt: Formatter) -> list[str]:
         parts.append(
             format_html(
                 '<rect class="chart-swatch series-{key}" x="{x}" y="30" width="10" height="10"/>'
-                '<text class="chart-legend" x="{tx}" y="39">{name} ({total})</text>',
+                '<text class="chart-legend" x="{tx}" y="39">{name} ({figure})</text>',
                 key=one.key,
                 x=_n(x),
                 tx=x + 14,
                 name=one.name,
-                total=fmt(one.total),
+                figure=one.legend_figure(fmt),
             )
         )
-        x += 30 + 7 * (len(one.name) + len(fmt(one.total)))
+        x += 30 + 7 * (len(one.name) + len(one.legend_figure(fmt)))
     return parts
 
 
@@ -162,7 +166,7 @@ def bar_chart(
     """Grouped bars, one group per label and one bar per series, on a y axis from 0 with round ticks.
 
     `line` (optional) is drawn over the bars as a polyline with a point per label, on the same axis (the
-    storage chart's cumulative total). Zero bars are not drawn; every drawn bar and point carries
+    storage chart's bytes held). Zero bars are not drawn; every drawn bar and point carries
     `data-series`, `data-label` and `data-value`.
     """
     plot_h = HEIGHT - MARGIN_TOP - MARGIN_BOTTOM

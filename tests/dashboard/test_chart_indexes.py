@@ -26,7 +26,8 @@ TABLES = ("checkpoints_checkpoint", "checkpoints_message", "checkpoints_job", "c
 @pytest.fixture
 def loaded(workspace: Workspace) -> Workspace:
     """Three workspaces of 30 threads of 100 checkpoints and 100 messages, one created every 30 hours
-    (about 9,000 of each over four months), plus jobs and audit events naming agents."""
+    (about 9,000 of each over four months; a third of the checkpoints expired five hours after), plus jobs
+    and audit events naming agents."""
     now = timezone.now()
     checkpoints: list[Checkpoint] = []
     messages: list[Message] = []
@@ -41,7 +42,7 @@ def loaded(workspace: Workspace) -> Workspace:
                     Checkpoint(
                         workspace=ws, thread=thread, checkpoint_id=f"c-{n}", agent_id=f"agent-{n % 9}",
                         state="{}", context="{}", metadata="{}", checksum="x" * 64, size_bytes=100 + n,
-                        created_at=when,
+                        created_at=when, expired_at=when + timedelta(hours=5) if n % 3 == 0 else None,
                     )
                 )  # fmt: skip
                 messages.append(
@@ -96,6 +97,9 @@ def test_the_activity_series_read_their_window_through_an_index(loaded: Workspac
     _assert_indexed(bucket_rows(Message.objects.for_workspace(loaded), chosen, now), "message_created")
     written = bucket_rows(Checkpoint.objects.for_workspace(loaded), WINDOWS["30d"], now, Sum("size_bytes"))
     _assert_indexed(written, "checkpoint_ws_created")
+    tombstones = Checkpoint.objects.for_workspace(loaded).tombstones()
+    erased = bucket_rows(tombstones, WINDOWS["30d"], now, Sum("size_bytes"), when="expired_at")
+    _assert_indexed(erased, "checkpoint_ws_expired")
 
 
 def test_the_audit_agent_filter_reads_through_its_index(loaded: Workspace) -> None:

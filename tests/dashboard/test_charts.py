@@ -90,7 +90,7 @@ def test_it_draws_an_empty_series_as_an_axis_with_a_note_and_no_bars() -> None:
     ]
 
 
-def test_it_draws_a_single_point_and_its_running_total_line() -> None:
+def test_it_draws_a_single_point_and_its_level_line() -> None:
     root = parse(
         bar_chart(
             chart_id="one",
@@ -98,7 +98,7 @@ def test_it_draws_a_single_point_and_its_running_total_line() -> None:
             desc="d",
             labels=["only"],
             series=[Series("written", "Written", [5])],
-            line=Series("cumulative", "Running total", [5]),
+            line=Series("held", "Held", [5], level=True),
             fmt=compact_bytes,
         )
     )
@@ -106,12 +106,25 @@ def test_it_draws_a_single_point_and_its_running_total_line() -> None:
     assert (bar.get("data-value"), float(bar.get("height", ""))) == ("5", PLOT_HEIGHT * 5 / 6)  # top tick 6
     (point,) = root.iter(f"{SVG}circle")
     assert (point.get("data-series"), point.get("data-value"), point.get("cy")) == (
-        "cumulative",
+        "held",
         "5",
         f"{PLOT_BOTTOM - PLOT_HEIGHT * 5 / 6:.1f}",
     )
     assert root.find(f"{SVG}polyline") is not None
     assert ytick_labels(root) == ["0 B", "2 B", "4 B", "6 B"]
+    legends = [text.text for text in root.iter(f"{SVG}text") if text.get("class") == "chart-legend"]
+    assert legends == ["Written (5 B)", "Held (5 B now)"]  # a level gives its last value, not a sum
+
+
+def test_a_level_line_names_its_last_value_in_the_legend() -> None:
+    held = Series("held", "Held", [10, 30, 20], level=True)
+    assert (
+        held.legend_figure(compact_number),
+        Series("w", "W", [10, 30, 20]).legend_figure(compact_number),
+    ) == (
+        "20 now",
+        "60",
+    )
 
 
 def test_it_keeps_huge_values_on_the_scale_with_short_labels() -> None:

@@ -25,11 +25,12 @@ from tests.factories import make_checkpoint
 pytestmark = pytest.mark.django_db
 
 NOW = datetime(2026, 11, 20, 10, 30, 15, tzinfo=UTC)
-# session + user + workspace, the three activity series and the storage series (one query each), then the
+# session + user + workspace, the three activity series and the storage chart's two (written and erased
+# per day; one query each), then the
 # page's other queries: six capped counts, three storage totals (checkpoint rows logical and as stored, the
 # workspace's parts, message text; cached for a minute, so the cache is cleared before each request), the
 # expiring list and its count, failed and active jobs, recent events (and their agents when there are any).
-OVERVIEW_QUERIES = 21
+OVERVIEW_QUERIES = 22
 
 
 @pytest.fixture(autouse=True)
@@ -103,26 +104,53 @@ def test_it_charts_activity_per_day_over_30_days_when_asked(dash: Client, worksp
     assert '<option value="30d" selected>' in html
 
 
-def test_it_charts_checkpoint_bytes_written_per_day_and_their_running_total(
+def test_it_charts_bytes_written_and_erased_per_day_and_the_bytes_held_at_each_days_end(
     dash: Client, workspace: Workspace
 ) -> None:
     seed(workspace)
-    sizes = dict(Checkpoint.objects.filter(workspace=workspace).values_list("state", "size_bytes"))
-    assert all(size > 0 for size in sizes.values())
-    by_day: dict[str, int] = {}
-    for created, size in Checkpoint.objects.filter(workspace=workspace).values_list(
-        "created_at", "size_bytes"
-    ):
-        if created >= NOW - timedelta(days=30):
-            day = created.strftime("%Y-%m-%d")
-            by_day[day] = by_day.get(day, 0) + size
+    # The 40-day-old checkpoint expired three days ago, one of two hours ago an hour ago (as the sweep
+    # leaves them: tombstones that keep their size).
+    old = Checkpoint.objects.get(workspace=workspace, thread__thread_id="t3")
+    Checkpoint.objects.filter(pk=old.pk).update(expired_at=NOW - timedelta(days=3), state=None)
+    recent = Checkpoint.objects.filter(workspace=workspace, created_at=NOW - timedelta(hours=2)).first()
+    assert recent is not None
+    Checkpoint.objects.filter(pk=recent.pk).update(expired_at=NOW - timedelta(hours=1), state=None)
+    rows = list(
+        Checkpoint.objects.filter(workspace=workspace).values_list("created_at", "expired_at", "size_bytes")
+    )
+    assert all(size > 0 for _, _, size in rows)
+
+    def day(when: datetime) -> str:
+        return when.strftime("%Y-%m-%d")
+
+    written: dict[str, int] = {}
+    erased: dict[str, int] = {}
+    for created, expired, size in rows:
+        if created >= NOW - timedelta(days=29, hours=10, minutes=30, seconds=15):
+            written[day(created)] = written.get(day(created), 0) + size
+        if expired is not None:
+            erased[day(expired)] = erased.get(day(expired), 0) + size
+
+    def held_at_end_of(label: str) -> int:
+        end = datetime.fromisoformat(label).replace(tzinfo=UTC) + timedelta(days=1)
+        return sum(
+            size for created, expired, size in rows if created < end and (expired is None or expired >= end)
+        )
+
     html = dash.get(reverse("dashboard:overview", args=[workspace.slug])).content.decode()
-    assert {label: v for (_, label), v in drawn(html, "storage-chart").items()} == by_day
+    bars = drawn(html, "storage-chart")
+    assert {label: v for (series, label), v in bars.items() if series == "written"} == written
+    assert {label: v for (series, label), v in bars.items() if series == "erased"} == erased
     points = drawn(html, "storage-chart", kind="circle")
     assert len(points) == 30
-    assert points[("cumulative", "2026-11-18")] == 0
-    assert points[("cumulative", "2026-11-19")] == by_day["2026-11-19"]
-    assert points[("cumulative", "2026-11-20")] == by_day["2026-11-19"] + by_day["2026-11-20"]
+    labels = sorted(label for _, label in points)
+    # Every day's end holds exactly what the rows say was live then (the last point is now).
+    assert {label: points[("held", label)] for label in labels[:-1]} == {
+        label: held_at_end_of(label) for label in labels[:-1]
+    }
+    live = sum(size for _, expired, size in rows if expired is None)
+    assert points[("held", labels[-1])] == live
+    assert points[("held", "2026-11-16")] - points[("held", "2026-11-17")] == old.size_bytes  # its erasure
 
 
 def test_it_draws_empty_charts_for_a_new_workspace(dash: Client, workspace: Workspace) -> None:
@@ -178,12 +206,14 @@ def test_it_groups_each_series_in_the_database_over_a_bounded_window(
     grouped = [q["sql"] for q in queries.captured_queries if "GROUP BY" in q["sql"]]
     tables = sorted(re.search(r'FROM "(checkpoints_\w+)"', sql).group(1) for sql in grouped)  # type: ignore[union-attr]
     assert tables == [
-        "checkpoints_checkpoint",
-        "checkpoints_checkpoint",
+        "checkpoints_checkpoint",  # activity
+        "checkpoints_checkpoint",  # storage: written
+        "checkpoints_checkpoint",  # storage: erased
         "checkpoints_job",
         "checkpoints_message",
     ]
-    assert all('"created_at" >=' in sql for sql in grouped)
+    assert sum('"created_at" >=' in sql for sql in grouped) == 4
+    assert sum('"expired_at" >=' in sql for sql in grouped) == 1
 
 
 def test_it_draws_the_thread_sparkline_of_checkpoints_per_hour(dash: Client, workspace: Workspace) -> None:

@@ -32,12 +32,13 @@ def overview(request: HttpRequest, workspace: Workspace) -> HttpResponse:
     soon, failed jobs and recent audit events. A window that is not one of WINDOWS is a 400."""
     now = timezone.now()
     form = ChartWindowForm(request.GET)
+    facts = workspace_overview(workspace, now)
     charts = None
     if form.is_valid():
         window = WINDOWS[form.cleaned_data.get("window") or DEFAULT_WINDOW]
         charts = {
             "activity": activity_chart(workspace, window, now),
-            "storage": storage_chart(workspace, now),
+            "storage": storage_chart(workspace, now, held_now=facts["payloads"].logical),
         }
     context = {
         "workspace": workspace,
@@ -45,6 +46,6 @@ def overview(request: HttpRequest, workspace: Workspace) -> HttpResponse:
         "nav": "overview",
         "chart_form": form,
         "charts": charts,
-        **workspace_overview(workspace, now),
+        **facts,
     }
     return render(request, "checkpoints/dashboard/overview.html", context, status=200 if charts else 400)
