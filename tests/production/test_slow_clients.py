@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow
 
 STALLED = 60
 READ_TIMEOUT_SECONDS = 4
-PROMPT_SECONDS = 2.0  # the bound on a healthy request's answer while the stalled uploads are held
+PROMPT_SECONDS = 2.0  # per request: a round of three answers within three times this while uploads stall
 
 
 @pytest.fixture(scope="module")
