@@ -9,7 +9,7 @@ Configuration (written next to the run, `schemathesis.toml`):
   (another workspace's checkpoint is a 404 whatever the body, an expired one a 410);
 - path ids come from the seeded objects half of the time (the other half is generated), and `?wait=` is 0
   (no worker runs here: a medallion checkpoint would otherwise wait its full 30 s for nothing);
-- `POST medallions/checkpoint/` skips the coverage phase only, which crashes inside schemathesis on its body.
+- one worker thread (see the `--workers` comment): two could crash schemathesis itself, now and then.
 """
 
 from __future__ import annotations
@@ -53,12 +53,6 @@ expected-statuses = [400, 401, 403, 404, 405, 406, 409, 410, 412, 413, 415, 429]
 [parameters]
 {bindings}
 "query.wait" = 0
-
-# Schemathesis' coverage phase crashes on this request body's nested medallion schema ("AST constructor
-# recursion depth mismatch" inside schemathesis); the fuzzing and stateful phases still test it.
-[[operations]]
-include-path = "/api/v1/medallions/checkpoint/"
-phases.coverage.enabled = false
 """
 
 
@@ -77,7 +71,10 @@ def test_every_operation_answers_as_the_schema_says_with_no_server_error(
             "--phases", "examples,coverage,fuzzing,stateful",
             "--max-examples", str(MAX_EXAMPLES),
             "--seed", str(SEED),
-            "--workers", "2",
+            # One worker: on CPython 3.11 two threads that build syntax trees at the same time (Hypothesis
+            # parses a source file to describe a lambda) share one depth counter, and the parse then fails
+            # with "AST constructor recursion depth mismatch", now and then, inside schemathesis.
+            "--workers", "1",
             "--request-timeout", "30",
             "--report", "json", "--report-dir", str(root / "report"),
         ],
