@@ -4,14 +4,17 @@ hashing again only when it is the very record the SDK hashed (README, "Performan
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from checkpoints.sdk import ChecksumMismatch
+from checkpoints.sdk.langgraph import AsyncCairnSaver
 from checkpoints.sdk.langgraph.values import MESSAGE, TYPE_KEY, MessageForms, ValueCodec
 from checkpoints.sdk.models import CheckpointDraft
 from checkpoints.sdk.transport import Response
@@ -168,3 +171,52 @@ def test_the_langgraph_draft_is_sent_as_the_codec_made_it() -> None:
         thread_id="t", checkpoint_id="c", state=state, created_at=datetime(2026, 11, 26, tzinfo=UTC)
     )
     assert copied.state is not state and draft.checksum == copied.checksum
+
+
+def test_the_async_savers_writes_go_one_at_a_time_per_thread_and_at_once_across_threads(
+    cairn_url: str, cairn_key: str
+) -> None:
+    in_flight: dict[str, int] = {}
+    most: dict[str, int] = {}
+    most_overall = 0
+
+    async def run() -> list[list[tuple[str, str, Any]]]:
+        nonlocal most_overall
+        async with AsyncCairnSaver(cairn_url, cairn_key) as saver:
+            send = saver.async_client.send
+
+            async def counted(call: Any) -> Any:
+                nonlocal most_overall
+                thread = call.path.split("/")[1]
+                in_flight[thread] = in_flight.get(thread, 0) + 1
+                most[thread] = max(most.get(thread, 0), in_flight[thread])
+                most_overall = max(most_overall, sum(in_flight.values()))
+                try:
+                    return await send(call)
+                finally:
+                    in_flight[thread] -= 1
+
+            configs = {
+                thread: await saver.aput(
+                    {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}, empty_checkpoint(), {}, {}
+                )
+                for thread in ("lane-a", "lane-b")
+            }
+            saver.async_client.send = counted  # type: ignore[method-assign]
+            await asyncio.gather(
+                *(
+                    saver.aput_writes(config, [("out", f"{thread}-{task}")], f"task-{task}")
+                    for task in range(3)
+                    for thread, config in configs.items()
+                )
+            )
+            tuples = [await saver.aget_tuple(config) for config in configs.values()]
+            return [sorted(t.pending_writes or []) if t else [] for t in tuples]
+
+    stored = asyncio.run(run())
+
+    assert most == {"lane-a": 1, "lane-b": 1}  # one thread's writes one at a time ...
+    assert most_overall == 2  # ... and the two threads' at once
+    assert stored == [
+        [(f"task-{task}", "out", f"{thread}-{task}") for task in range(3)] for thread in ("lane-a", "lane-b")
+    ]

@@ -55,6 +55,7 @@ from checkpoints.sdk.endpoints import langgraph as lg_calls
 from checkpoints.sdk.endpoints import threads as th_calls
 from checkpoints.sdk.errors import NotFound, PreconditionFailed
 from checkpoints.sdk.langgraph.values import MessageForms, ValueCodec
+from checkpoints.sdk.langgraph.write_lanes import WriteLanes
 from checkpoints.sdk.models import UNSET, Checkpoint, CheckpointDraft, Page, SaveResult, Unset
 from checkpoints.sdk.transport import Call
 
@@ -163,6 +164,7 @@ class CairnSaver(BaseCheckpointSaver[str], Closing, AsyncClosing):
         self.page_size = max(1, min(page_size, MAX_PAGE))
         self._stored = StoredChannels()
         self._message_forms = MessageForms()
+        self._write_lanes = WriteLanes()
 
     @classmethod
     def from_env(cls, **options: Any) -> CairnSaver:
@@ -451,7 +453,9 @@ class CairnSaver(BaseCheckpointSaver[str], Closing, AsyncClosing):
     async def aput_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
     ) -> None:
-        await self.async_client.send(self._put_writes_call(config, writes, task_id, task_path))
+        call = self._put_writes_call(config, writes, task_id, task_path)
+        async with self._write_lanes.lane(_thread_id(config)):
+            await self.async_client.send(call)
 
     async def adelete_thread(self, thread_id: str) -> None:
         await self.async_client.run(self._ignore_missing(th_calls.thread_delete(str(thread_id))))
