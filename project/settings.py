@@ -223,6 +223,7 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_CLASSES": ["checkpoints.api.throttling.ApiKeyRateThrottle"],
     "DEFAULT_PARSER_CLASSES": ["checkpoints.api.parsers.StrictJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["checkpoints.api.renderers.CairnJSONRenderer"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "checkpoints.api.negotiation.CairnContentNegotiation",
     "DEFAULT_PAGINATION_CLASS": None,
     "DEFAULT_FILTER_BACKENDS": [],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

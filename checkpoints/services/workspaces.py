@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import re
@@ -44,9 +45,11 @@ RATE_PERIODS = {
 _RATE = re.compile(r"^\s*([1-9][0-9]{0,9})\s*/\s*([A-Za-z]+)\s*\Z")
 
 
+@functools.lru_cache(maxsize=256)
 def throttle_rate_parse(rate: str) -> tuple[int, int]:
     """'6000/min' -> (6000, 60): `<count >= 1>/<s|sec|second|m|min|minute|h|hour|d|day>`, else
-    ValidationFailed (naming the `throttle_rate` field)."""
+    ValidationFailed (naming the `throttle_rate` field). Remembered per rate (every request parses its
+    key's rate; a bad one raises every time)."""
     match = _RATE.match(rate)
     if match is None or match.group(2).lower() not in RATE_PERIODS:
         message = f"{rate!r} is not a rate like '100/s' or '6000/min' (periods: s, min, hour, day)."
