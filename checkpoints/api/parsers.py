@@ -19,6 +19,7 @@ _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _HIGH = r"\\u[dD][89abAB][0-9a-fA-F]{2}"
 _LOW = r"\\u[dD][c-fC-F][0-9a-fA-F]{2}"
 _LONE_SURROGATE = re.compile(rf"{_HIGH}(?!{_LOW})|(?<!{_HIGH}){_LOW}")
+_CONTAINERS = (dict, list)
 
 
 def _without_escaped_backslashes(text: str) -> str:
@@ -61,8 +62,30 @@ def _reject_constant(name: str) -> Any:
     raise ValidationFailed(f"{name} is not valid JSON.")
 
 
+def nesting_exceeds(value: Any, limit: int) -> bool:
+    """True if a decoded JSON value nests deeper than `limit` (each object or array is a level, as for
+    `json_depth_exceeds`). Walks level by level, so it stops as soon as the limit is passed."""
+    level = [value] if isinstance(value, _CONTAINERS) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        level = [
+            child
+            for container in level
+            for child in (container.values() if isinstance(container, dict) else container)
+            if isinstance(child, _CONTAINERS)
+        ]
+    return False
+
+
 def parse_json(raw: bytes | str, *, max_depth: int | None = None) -> Any:
-    """Decode a JSON document under Cairn's rules; every failure is a ValidationFailed (400)."""
+    """Decode a JSON document under Cairn's rules; every failure is a ValidationFailed (400).
+
+    The depth limit is checked on the decoded value (`nesting_exceeds`), which costs a fraction of scanning
+    the text. The decoder itself stops a document nested past the interpreter's recursion limit; only then
+    is the text scanned (`json_depth_exceeds`), so that such a document gets the depth message too."""
     max_depth = settings.CAIRN_MAX_JSON_DEPTH if max_depth is None else max_depth
     if isinstance(raw, bytes):
         try:
@@ -75,14 +98,12 @@ def parse_json(raw: bytes | str, *, max_depth: int | None = None) -> Any:
             text.encode("utf-8")
         except UnicodeEncodeError as exc:
             raise ValidationFailed("The JSON text holds a lone UTF-16 surrogate.") from exc
-    if json_depth_exceeds(text, max_depth):
-        raise ValidationFailed(f"JSON nests deeper than {max_depth} levels.", {"max_depth": max_depth})
     # `"\ud800"` decodes to a lone surrogate, which no UTF-8 text (PostgreSQL, the canonical encoding, the
     # response) can hold: refuse it here, once, for every field of every endpoint.
     if "\\u" in text and _LONE_SURROGATE.search(_without_escaped_backslashes(text)):
         raise ValidationFailed("The JSON text holds a lone UTF-16 surrogate escape (\\ud800-\\udfff).")
     try:
-        return json.loads(
+        value = json.loads(
             text,
             object_pairs_hook=_reject_duplicate_keys,
             parse_float=_finite_float,
@@ -90,8 +111,19 @@ def parse_json(raw: bytes | str, *, max_depth: int | None = None) -> Any:
         )
     except json.JSONDecodeError as exc:
         raise ValidationFailed(f"Malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}.") from exc
-    except (ValueError, RecursionError) as exc:  # e.g. an integer with more digits than Python allows
+    except RecursionError as exc:
+        if json_depth_exceeds(text, max_depth):
+            raise _too_deep(max_depth) from exc
         raise ValidationFailed(f"Malformed JSON: {exc}") from exc
+    except ValueError as exc:  # e.g. an integer with more digits than Python allows
+        raise ValidationFailed(f"Malformed JSON: {exc}") from exc
+    if nesting_exceeds(value, max_depth):
+        raise _too_deep(max_depth)
+    return value
+
+
+def _too_deep(max_depth: int) -> ValidationFailed:
+    return ValidationFailed(f"JSON nests deeper than {max_depth} levels.", {"max_depth": max_depth})
 
 
 class StrictJSONParser(BaseParser):

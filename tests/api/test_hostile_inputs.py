@@ -98,6 +98,9 @@ RAW_BODIES: dict[str, tuple[bytes, str]] = {
     "bom": (b'\xef\xbb\xbf{"agent_id": "a", "state": {}}', "Malformed JSON"),
     "empty": (b"   ", "The body is empty"),
     "too_deep": (json.dumps({"agent_id": "a", "state": _nested(128)}).encode(), "deeper than 128"),
+    # Past the interpreter's recursion limit, where the decoder gives up before the depth is measured.
+    "far_too_deep": (b'{"agent_id": "a", "state": ' + b"[" * 20_000 + b"]" * 20_000 + b"}", "than 128"),
+    "far_too_deep_unclosed": (b'{"agent_id": "a", "state": ' + b"[" * 20_000, "deeper than 128"),
     "deep_quadratic_bait": (b'["' + b'\\"' * 50_000 + b"]", "Malformed JSON"),
 }
 
