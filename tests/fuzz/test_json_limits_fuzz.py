@@ -1,7 +1,7 @@
-"""Property-based fuzzing of the JSON limits every endpoint shares (`checkpoints.api.parsers`): the linear
-depth scan agrees with the real nesting depth however the document is spelled, any byte string either
-parses to exactly what `json` reads or is a ValidationFailed (never another exception), and the body limit
-is exact."""
+"""Property-based fuzzing of the JSON limits every endpoint shares (`checkpoints.api.parsers`): the walk of
+the decoded value and the linear depth scan agree with the real nesting depth however the document is
+spelled, any byte string either parses to exactly what `json` reads or is a ValidationFailed (never another
+exception), and the body limit is exact."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from django.test import override_settings
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checkpoints.api.parsers import StrictJSONParser, json_depth_exceeds, parse_json
+from checkpoints.api.parsers import StrictJSONParser, json_depth_exceeds, nesting_exceeds, parse_json
 from checkpoints.exceptions import PayloadTooLarge, ValidationFailed
 from tests.fuzz.strategies import depth, json_values, keys
 
@@ -55,6 +55,11 @@ def nested(draw: Any) -> Any:
 def test_the_depth_scan_agrees_with_the_real_depth_however_it_is_spelled(value: Any, limit: int) -> None:
     for text in spellings(value):
         assert json_depth_exceeds(text, limit) is (depth(value) > limit)
+
+
+@given(st.one_of(tricky_values, nested(), json_values), st.integers(min_value=0, max_value=140))
+def test_the_walk_of_the_decoded_value_agrees_with_the_real_depth(value: Any, limit: int) -> None:
+    assert nesting_exceeds(value, limit) is (depth(value) > limit)
 
 
 @given(st.one_of(tricky_values, nested(), json_values))
