@@ -25,7 +25,7 @@ from checkpoints.api.renderers import RawJSON
 from checkpoints.integrity import CHECKSUM_FIELDS, format_timestamp
 from checkpoints.models import Checkpoint, PendingWrite
 
-_HEX64 = re.compile(r"^[0-9a-f]{64}\Z")
+CHECKSUM_FORM = re.compile(r"^[0-9a-f]{64}\Z")  # a lowercase hex SHA-256 digest
 
 
 class StrictChoiceField(serializers.ChoiceField):
@@ -38,7 +38,7 @@ class StrictChoiceField(serializers.ChoiceField):
 class ChecksumField(StrictCharField):
     def to_internal_value(self, data: Any) -> str:
         value = super().to_internal_value(data)
-        if not _HEX64.match(value):
+        if not CHECKSUM_FORM.match(value):
             raise serializers.ValidationError("Expected a lowercase hex SHA-256 digest (64 characters).")
         return value
 
@@ -64,6 +64,7 @@ class CheckpointStateSerializer(StrictSerializer):
     """Body of `PUT threads/{id}/state/`: a checkpoint whose parent is the current head."""
 
     read_only_names = CHECKPOINT_FIELDS
+    compiled_validation = True  # a hot body (checkpoints.api.compiled_validation)
 
     checkpoint_id = ClientIdField(required=False)
     namespace = StrictCharField(required=False, allow_blank=True, max_length=255)
@@ -132,6 +133,7 @@ class PendingWriteItemSerializer(StrictSerializer):
 
 class PendingWritesCreateSerializer(StrictSerializer):
     read_only_names = frozenset({"thread_id", "namespace", "checkpoint_id", "created_at"})
+    compiled_validation = True  # a hot body (checkpoints.api.compiled_validation)
 
     task_id = StrictCharField(min_length=1, max_length=255)
     task_path = StrictCharField(required=False, allow_blank=True, max_length=1024)
