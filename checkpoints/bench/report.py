@@ -103,6 +103,26 @@ def floor_lines(rows: list[dict[str, Any]]) -> list[str]:
     ]
 
 
+def layers_lines(layers: dict[str, Any]) -> list[str]:
+    headers = ["layer", "p50 ms", "p50 vs floor", "server CPU µs", "CPU vs floor"]
+    body = [
+        [
+            row["layer"],
+            _ms(row["p50_ms"]),
+            _ratio(row["p50_vs_floor"]),
+            "-" if row["server_cpu_us"] is None else row["server_cpu_us"],
+            _ratio(row["cpu_vs_floor"]),
+        ]
+        for row in layers["layers"]
+    ]
+    return [
+        f"Each layer of a served request ({layers['state_bytes'] // 1024} KB state, {layers['requests']} "
+        "requests per layer, one client; server CPU: the gunicorn workers' user + system time per request; "
+        "each row against the floor's restore or save)",
+        *_table(headers, body),
+    ]
+
+
 def profile_lines(profile: dict[str, Any]) -> list[str]:
     ops = ("save", "restore")
     names = list(profile["save"]["categories"])
@@ -259,6 +279,8 @@ def render(results: dict[str, Any]) -> str:
         parts.append(saves_lines(results["saves"]))
         if all("floor" in row for row in results["saves"]):
             parts.append(floor_lines(results["saves"]))
+    if "layers" in results:
+        parts.append(layers_lines(results["layers"]))
     if "profile" in results:
         parts.append(profile_lines(results["profile"]))
     if "langgraph" in results:

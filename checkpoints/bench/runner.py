@@ -15,10 +15,10 @@ from typing import Any
 
 import psycopg
 
-from checkpoints.bench import graphs, profiling, saves, scale, server, sweep
+from checkpoints.bench import graphs, layers, profiling, saves, scale, server, sweep
 from checkpoints.bench.saves import ApiClients, SaveCase
 
-SECTIONS = ("storage", "langgraph", "saves", "profile", "scale", "sweep")
+SECTIONS = ("storage", "langgraph", "saves", "layers", "profile", "scale", "sweep")
 FLOOR_APP = "checkpoints.bench.floor"
 KB, MB = 1024, 1024 * 1024
 
@@ -55,6 +55,7 @@ class BenchConfig:
     sweep_rows: int = 1_000_000
     sweep_idle_seconds: float = 15.0
     profile_requests: int = 300
+    layer_requests: int = 1000
     sections: tuple[str, ...] = SECTIONS
 
     @classmethod
@@ -72,6 +73,7 @@ class BenchConfig:
             "sweep_rows": 2000,
             "sweep_idle_seconds": 1.0,
             "profile_requests": 30,
+            "layer_requests": 20,
         }
         values.update(overrides)
         return cls(**values)
@@ -119,22 +121,22 @@ def run(
                 api.base_url = web.url
                 log(f"gunicorn ({config.workers} workers) at {web.url}")
                 results["servers"] = {"cairn": shlex.join(web.argv()[2:])}
-                floor_url = ""
-                if "saves" in config.sections:
-                    # Served alongside Cairn; the saves section drives one of them at a time.
+                floor = None
+                if {"saves", "layers"} & set(config.sections):
+                    # Served alongside Cairn; the saves and layers sections drive one of them at a time.
                     floor = servers.enter_context(
                         server.Gunicorn(stack, workers=config.workers, app=FLOOR_APP)
                     )
+                    saves.raw_table_create(database_url)  # the floor's table
                     log(f"the floor ({config.workers} workers) at {floor.url}")
                     results["servers"]["floor"] = shlex.join(floor.argv()[2:])
-                    floor_url = floor.url
                 _sections(
                     config,
                     results,
                     api=api,
                     stack=stack,
                     database_url=database_url,
-                    floor_url=floor_url,
+                    floor=floor,
                     log=log,
                 )
         finally:
@@ -149,7 +151,7 @@ def _sections(
     api: ApiClients,
     stack: server.Stack,
     database_url: str,
-    floor_url: str,
+    floor: server.Gunicorn | None,
     log: Callable[[str], None],
 ) -> None:
     # Storage first: it measures table growth, best read on tables nothing else has written yet.
@@ -169,9 +171,18 @@ def _sections(
             steps=config.graph_steps,
             runs=config.graph_runs,
         )
-    if "saves" in config.sections:
+    if "saves" in config.sections and floor is not None:
         results["saves"] = saves.bench_saves(
-            api=api, floor_url=floor_url, database_url=database_url, cases=config.save_cases, log=log
+            api=api, floor_url=floor.url, database_url=database_url, cases=config.save_cases, log=log
+        )
+    if "layers" in config.sections and floor is not None:
+        results["layers"] = layers.bench_layers(
+            stack=stack,
+            floor=floor,
+            workers=config.workers,
+            api_key=api.api_key,
+            requests=config.layer_requests,
+            log=log,
         )
     # In-process, while the served Cairn idles; before scale and sweep leave autovacuum busy.
     if "profile" in config.sections:

@@ -173,10 +173,11 @@ class Gunicorn:
     """The Procfile's `web` command (see `procfile_web_argv`) with N worker processes on a free loopback port:
     Cairn (`project.wsgi`), or another WSGI app served exactly the same way (the floor)."""
 
-    def __init__(self, stack: Stack, *, workers: int, app: str = WSGI_APP) -> None:
+    def __init__(self, stack: Stack, *, workers: int, app: str = WSGI_APP, settings: str = "") -> None:
         self.stack = stack
         self.workers = workers
         self.app = app  # it must answer GET /healthz with 200 once it is up
+        self.settings = settings  # a Django settings module in place of the production one (benchmark routes)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
@@ -186,11 +187,13 @@ class Gunicorn:
 
     def start(self, timeout: float = 60) -> None:
         name = "gunicorn.log" if self.app == WSGI_APP else f"gunicorn-{self.app}.log"
+        if self.settings:
+            name = f"gunicorn-{self.settings}.log"
         log = (self.stack.root / name).open("ab")
         self.process = subprocess.Popen(  # nosec B603 # argv from the Procfile and sys.executable, no shell
             self.argv(),
             cwd=REPO,
-            env=self.stack.env(),
+            env=self.stack.env(**({"DJANGO_SETTINGS_MODULE": self.settings} if self.settings else {})),
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: stop() takes the workers down with it

@@ -104,7 +104,8 @@ def test_it_measures_every_section_in_a_quick_run(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     for title in ("HTTP API vs raw psycopg", "against the floor", "One request in-process",
                   "AsyncPostgresSaver", "Storage of a 10-turn conversation",
-                  "Read paths at 1,000 and 3,000 rows", "while a sweep tombstones 2,000"):  # fmt: skip
+                  "Read paths at 1,000 and 3,000 rows", "while a sweep tombstones 2,000",
+                  "Each layer of a served request"):  # fmt: skip
         assert title in result.stdout, result.stdout
     results = json.loads((tmp_path / "latest.json").read_text())
     assert results["command"].startswith("manage.py bench --quick")
@@ -124,6 +125,14 @@ def test_it_measures_every_section_in_a_quick_run(tmp_path: Path) -> None:
         assert (
             row["floor_ratio_p50"] > 0 and row["floor_throughput_pct"] > 0 and row["floor_over_raw_p50"] > 0
         )
+    layer_rows = results["layers"]["layers"]
+    assert [row["layer"] for row in layer_rows] == [
+        "the floor: restore", "Django + Cairn's middleware", "+ DRF: key, scope, throttle", "Cairn: restore",
+        "the floor: save", "Cairn: save",
+    ]  # fmt: skip
+    for row in layer_rows:
+        assert row["n"] == 20 and row["p50_ms"] > 0 and row["p50_vs_floor"] > 0
+        assert row["server_cpu_us"] is not None and row["server_cpu_us"] >= 0
     # Both served by the Procfile's web command; only the app (and the free port) differ.
     commands = {name: re.sub(r":\d+ ", ":PORT ", line) for name, line in results["servers"].items()}
     assert commands["floor"] == commands["cairn"].replace("project.wsgi", "checkpoints.bench.floor")
