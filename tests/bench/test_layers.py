@@ -5,6 +5,8 @@ table reads the JSON. (The quick benchmark run in test_bench_command serves and 
 from __future__ import annotations
 
 import importlib
+import os
+import signal
 import subprocess  # nosec B404 # a child that burns CPU, fixed argv
 import sys
 import time
@@ -49,23 +51,35 @@ def test_the_layers_settings_are_production_s_with_only_the_urlconf_changed() ->
     assert bench.ROOT_URLCONF == "checkpoints.bench.layers_urls"
 
 
+BURN = "import time\nend = time.process_time() + 0.4\nwhile time.process_time() < end: pass\ntime.sleep(30)"
+
+
 def test_the_workers_cpu_is_the_children_s_user_and_system_time() -> None:
-    burner = subprocess.Popen(  # nosec B603 # sys.executable, fixed argv
-        [sys.executable, "-c", "import time\nend = time.process_time() + 0.4\n"
-         "while time.process_time() < end: pass\ntime.sleep(30)"]
-    )  # fmt: skip
+    # A parent of its own (this test process may have other children), whose one child burns 0.4 s of CPU.
+    parent = subprocess.Popen(  # nosec B603 # sys.executable, fixed argv
+        [sys.executable, "-c", f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', {BURN!r}])"],
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 20
-        cpu = layers.workers_cpu_seconds(layers.os.getpid())
+        cpu = layers.workers_cpu_seconds(parent.pid)
         while (cpu is None or cpu < 0.4) and time.monotonic() < deadline:
             time.sleep(0.1)
-            cpu = layers.workers_cpu_seconds(layers.os.getpid())
-        assert cpu is not None and 0.4 <= cpu < 5
-        # Only children count: the burner has none.
-        assert layers.workers_cpu_seconds(burner.pid) == 0
+            cpu = layers.workers_cpu_seconds(parent.pid)
+        assert cpu is not None and 0.4 <= cpu < 2
     finally:
-        burner.kill()
-        burner.wait()
+        os.killpg(parent.pid, signal.SIGKILL)
+        parent.wait()
+
+
+def test_a_process_s_own_cpu_is_not_its_workers() -> None:
+    idle = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])  # nosec B603 # fixed argv
+    try:
+        time.sleep(0.5)  # its start-up has used CPU time by now: counting the parent itself would show it
+        assert layers.workers_cpu_seconds(idle.pid) == 0
+    finally:
+        idle.kill()
+        idle.wait()
 
 
 def test_the_layers_table_reads_the_json() -> None:
