@@ -1,6 +1,7 @@
 """`manage.py bench [--quick] [--workers N] [--only SECTIONS] ...`: Cairn measured against raw PostgreSQL, a
 framework-less WSGI floor and LangGraph's AsyncPostgresSaver, on the production setup (the Procfile's
-gunicorn, PostgreSQL, Redis), plus an in-process profile of one save and one restore. See checkpoints.bench.
+gunicorn, PostgreSQL, Redis), what each layer of a served request costs (Django, DRF, Cairn's own work), and
+an in-process profile of one save and one restore. See checkpoints.bench.
 
 Prints the tables and writes `bench-results/bench-<timestamp>.json` (and `latest.json`).
 """
