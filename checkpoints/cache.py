@@ -56,11 +56,12 @@ class ResilientRedisCache(RedisCache):
         self._class = PooledRedisCacheClient
 
     def _mark_down(self, exc: Exception) -> None:
-        ResilientRedisCache._down_until[self._location_key] = time.monotonic() + COOL_DOWN_SECONDS
+        ResilientRedisCache._down_until[self.location] = time.monotonic() + COOL_DOWN_SECONDS
         logger.warning("cache unavailable, serving without it for %ss: %s", COOL_DOWN_SECONDS, exc)
 
     @property
-    def _location_key(self) -> str:
+    def location(self) -> str:
+        """The Redis server(s) this cache talks to."""
         servers: list[str] = self._servers  # type: ignore[attr-defined]  # set by RedisCache.__init__
         return ",".join(servers)
 
@@ -75,7 +76,7 @@ class ResilientRedisCache(RedisCache):
 
     @property
     def is_available(self) -> bool:
-        return time.monotonic() >= ResilientRedisCache._down_until.get(self._location_key, 0.0)
+        return time.monotonic() >= ResilientRedisCache._down_until.get(self.location, 0.0)
 
     def get(self, key: Any, default: Any = None, version: int | None = None) -> Any:
         return self._guard(lambda: super(ResilientRedisCache, self).get(key, default, version), default)
@@ -107,29 +108,69 @@ class ResilientRedisCache(RedisCache):
     def touch(self, key: Any, timeout: Any = None, version: int | None = None) -> bool:
         return self._guard(lambda: super(ResilientRedisCache, self).touch(key, timeout, version), False)
 
-    def incr_window(self, key: Any, timeout: int) -> int:
-        """Count one more hit in a fixed window: create the counter at 0 with `timeout` unless it exists, then
-        increment it; both commands in one round trip. Raises CacheUnavailable when Redis is down."""
-        return self.get_and_incr_window(None, key, timeout)[1]
+    def incr_window(self, key: Any, timeout: int, by: int = 1) -> int:
+        """Count `by` more hits in a fixed window: create the counter at 0 with `timeout` unless it exists,
+        then increment it; both commands in one round trip. Raises CacheUnavailable when Redis is down."""
+        return self.get_and_incr_window(None, key, timeout, by)[1]
 
-    def get_and_incr_window(self, get_key: Any, window_key: Any, timeout: int) -> tuple[Any, int]:
-        """`get(get_key)` (unless None) and `incr_window(window_key, timeout)` in one round trip: the value
-        and the window's count. Raises CacheUnavailable when Redis is down."""
-        if not self.is_available:
-            raise CacheUnavailable("cache is cooling down after a failure")
+    def get_and_incr_window(
+        self, get_key: Any, window_key: Any, timeout: int, by: int = 1
+    ) -> tuple[Any, int]:
+        """`get(get_key)` (unless None) and `incr_window(window_key, timeout, by)` in one round trip: the
+        value and the window's count. Raises CacheUnavailable when Redis is down."""
         counter = self.make_and_validate_key(window_key)
-        commands: list[tuple[Any, ...]] = [("SET", counter, 0, "EX", timeout, "NX"), ("INCR", counter)]
+        commands: list[tuple[Any, ...]] = [("SET", counter, 0, "EX", timeout, "NX"), ("INCRBY", counter, by)]
         if get_key is not None:
             commands.insert(0, ("GET", self.make_and_validate_key(get_key)))
+        results = self._round_trip(counter, commands)
+        raw = results[0] if get_key is not None else None
+        return (None if raw is None else self.loads(raw)), int(results[-1])
+
+    def set_and_publish(self, key: Any, value: Any, channel: str) -> None:
+        """`set(key, value)` without expiry and the same value published on `channel` (`subscribe`), in one
+        round trip. Raises CacheUnavailable when Redis is down."""
+        data = self._cache._serializer.dumps(value)  # type: ignore[attr-defined]
+        stored = self.make_and_validate_key(key)
+        self._round_trip(stored, [("SET", stored, data), ("PUBLISH", self.channel_name(channel), data)])
+
+    def subscribe(self, channel: str) -> Any:
+        """A new connection, configured as the pool's and of this process alone, subscribed to `channel`
+        (confirmed). Its messages carry values as `loads` reads them. Raises CacheUnavailable when Redis is
+        down."""
+        if not self.is_available:
+            raise CacheUnavailable("cache is cooling down after a failure")
+        name = self.channel_name(channel)
+        pool = self._cache.get_client(name, write=True).connection_pool
+        # RESP2: messages arrive as plain replies (redis-py may speak RESP3, whose pushes its parser hands to
+        # a callback instead of returning them).
+        connection = pool.connection_class(**{**pool.connection_kwargs, "protocol": 2})
         try:
-            results = self._pipeline(counter, commands)
+            connection.send_command("SUBSCRIBE", name)
+            connection.read_response()
+        except (RedisError, OSError) as exc:
+            connection.disconnect()
+            self._mark_down(exc)
+            raise CacheUnavailable(str(exc)) from exc
+        return connection
+
+    def channel_name(self, channel: str) -> str:
+        """Channels are shared by every database of a Redis server: the name carries the key prefix and the
+        database, as keys are kept apart."""
+        pool = self._cache.get_client(channel, write=True).connection_pool
+        return f"{self.make_and_validate_key(channel)}@{pool.connection_kwargs.get('db', 0)}"
+
+    def loads(self, raw: bytes) -> Any:
+        """A value as Django's Redis backend stores it (its serializer)."""
+        return self._cache._serializer.loads(raw)  # type: ignore[attr-defined]
+
+    def _round_trip(self, key: str, commands: list[tuple[Any, ...]]) -> list[Any]:
+        if not self.is_available:
+            raise CacheUnavailable("cache is cooling down after a failure")
+        try:
+            return self._pipeline(key, commands)
         except (RedisError, OSError) as exc:
             self._mark_down(exc)
             raise CacheUnavailable(str(exc)) from exc
-        raw = results[0] if get_key is not None else None
-        # Values are stored as Django's Redis backend stores them (its serializer).
-        value = None if raw is None else self._cache._serializer.loads(raw)  # type: ignore[attr-defined]
-        return value, int(results[-1])
 
     def _pipeline(self, key: str, commands: list[tuple[Any, ...]]) -> list[Any]:
         """Send `commands` in one write and read their replies, by hand, on this cache's own connection:
@@ -181,12 +222,12 @@ def resp(commands: list[tuple[Any, ...]]) -> bytes:
     return bytes(out)
 
 
-def count_hit(cache_key: str, timeout: int) -> int:
-    """One more hit in the fixed window `cache_key` (created with `timeout`); the count after it. One Redis
-    round trip (`ResilientRedisCache.incr_window`), or add + incr on other backends (local memory).
+def count_hit(cache_key: str, timeout: int, by: int = 1) -> int:
+    """`by` more hits in the fixed window `cache_key` (created with `timeout`); the count after them. One
+    Redis round trip (`ResilientRedisCache.incr_window`), or add + incr on other backends (local memory).
     Raises CacheUnavailable when Redis is down, ValueError if the counter vanished between add and incr."""
     incr_window = getattr(cache, "incr_window", None)
     if incr_window is not None:
-        return int(incr_window(cache_key, timeout))
+        return int(incr_window(cache_key, timeout, by))
     cache.add(cache_key, 0, timeout=timeout)
-    return cache.incr(cache_key)
+    return cache.incr(cache_key, by)

@@ -1,8 +1,9 @@
 """Per-key rate limits in a fixed window, counted in the shared cache (Redis in production).
 
-`cache.add` + `cache.incr` are atomic in Redis, so every web process counts against the same window. When
-the cache is unreachable the throttle fails open: the API keeps serving (the README puts availability
-first); the cache logs the outage.
+Every web process counts against the same window: a hit's number comes from one atomic increment in Redis,
+made for each request or, for a fast key whose changes Redis pushes to the process, for a lease of hits the
+process then hands out itself (`checkpoints.services.api_key_cache`). When the cache is unreachable the
+throttle fails open: the API keeps serving (the README puts availability first); the cache logs the outage.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from rest_framework.throttling import BaseThrottle
 from checkpoints.cache import CacheUnavailable, count_hit
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import ApiKey
+from checkpoints.services.api_key_cache import RateWindow
 from checkpoints.services.workspaces import throttle_rate_parse
 
 logger = logging.getLogger(__name__)
@@ -36,11 +38,18 @@ def key_rate(key: ApiKey) -> tuple[int, int]:
     return throttle_rate_parse(settings.CAIRN_THROTTLE_RATE)
 
 
-def rate_window(key: ApiKey, now: float | None = None) -> tuple[str, int]:
-    """The counter of the key's current fixed window and its timeout (the window, plus a second)."""
-    _limit, period = key_rate(key)
+# Hits a process takes from a key's window at once: one per request below 200 per window, so a slow key is
+# counted exactly; then a hundredth of the limit, at most 64 (README, "Rate limits").
+LEASE_SHARE = 100
+LEASE_MAX = 64
+
+
+def rate_window(key: ApiKey, now: float | None = None) -> RateWindow:
+    """The counter of the key's current fixed window, its timeout (the window, plus a second) and lease."""
+    limit, period = key_rate(key)
     window = int((time.time() if now is None else now) // period)
-    return f"throttle:{key.pk}:{period}:{window}", period + 1
+    lease = max(1, min(LEASE_MAX, limit // LEASE_SHARE))
+    return RateWindow(f"throttle:{key.pk}:{period}:{window}", period + 1, lease)
 
 
 class ApiKeyRateThrottle(BaseThrottle):
@@ -54,9 +63,9 @@ class ApiKeyRateThrottle(BaseThrottle):
         limit, period = key_rate(key)
         now = time.time()
         window = int(now // period)
-        cache_key, timeout = rate_window(key, now)
+        cache_key, timeout, _lease = rate_window(key, now)
         if key.window_hits is not None and key.window_hits[0] == cache_key:
-            count = key.window_hits[1]  # counted while authenticating, in the same round trip
+            count = key.window_hits[1]  # counted while authenticating
         else:
             try:
                 count = count_hit(cache_key, timeout)

@@ -1,17 +1,21 @@
-"""API keys remembered per process, so an authenticated request costs no database query.
+"""API keys remembered per process, so an authenticated request costs no database query and, while Redis
+pushes key changes to the process, no Redis round trip either.
 
-Each process keeps the keys it has loaded (with their workspace), tagged with the *key generation* it read
-from the shared cache (Redis in production) before loading them. Every change to a key or a workspace made
-through Cairn (revocation, expiry, scope, throttle rate, retention settings, deletion; services, admin and
-dashboard alike) stores a new random generation once its transaction commits, so every process reloads on
-its next request: revocation takes effect at once everywhere. When the shared cache cannot answer, nothing
-is trusted and every request reads the database, as before. A remembered key is also reloaded after
-`CAIRN_API_KEY_CACHE_SECONDS`, the bound for changes written around Cairn (raw SQL). See the README,
-"Authentication".
+Each process keeps the keys it has loaded (with their workspace), tagged with the *key generation* it knew
+before loading them. Every change to a key or a workspace made through Cairn (revocation, expiry, scope,
+throttle rate, retention settings, deletion; services, admin and dashboard alike) stores a new random
+generation once its transaction commits and publishes it to every process (`checkpoints.pushed`), so each
+process reloads on its next request: revocation takes effect at once everywhere. A process whose subscription
+cannot vouch for the generation reads it from Redis on every request instead, and when Redis cannot answer
+at all nothing is trusted and every request reads the database. A remembered key is also reloaded after
+`CAIRN_API_KEY_CACHE_SECONDS`, the bound for changes written around Cairn (raw SQL). The key's rate window is
+counted in leases of hits taken from Redis (`RateWindow.lease`), so most requests count theirs in memory.
+See the README, "Authentication".
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hmac
 import threading
@@ -19,17 +23,29 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 
-from checkpoints.cache import CacheUnavailable
+from checkpoints.cache import CacheUnavailable, count_hit
 from checkpoints.models import ApiKey
+from checkpoints.pushed import PushedValue
 
 GENERATION_KEY = "apikeys:generation"
-# A key's rate window, as the throttle names it: (counter key, timeout in seconds).
-WindowOf = Callable[[ApiKey], tuple[str, int]]
+
+
+class RateWindow(NamedTuple):
+    """A key's rate window, as the throttle names it: its counter in the cache, the counter's timeout in
+    seconds, and how many hits a process takes from it at once (its lease)."""
+
+    counter: str
+    timeout: int
+    lease: int
+
+
+WindowOf = Callable[[ApiKey], RateWindow]
 
 
 @dataclass(frozen=True)
@@ -40,6 +56,8 @@ class _Entry:
 
 
 _entries: dict[str, _Entry] = {}
+# Per key prefix: the window counter leased from, the next hit number of the lease and its last one.
+_leases: dict[str, tuple[str, int, int]] = {}
 _lock = threading.Lock()
 
 
@@ -52,19 +70,29 @@ def _current_generation() -> str | None:
     return generation if isinstance(generation, str) else None
 
 
+# The generation as Redis pushes it to this process: no round trip while the subscription vouches for it.
+_pushed_generation = PushedValue(GENERATION_KEY, _current_generation)
+
+
 def api_key_cached(prefix: str, *, secret_hash: str, count_in: WindowOf | None = None) -> ApiKey | None:
     """The key with this prefix (workspace loaded), from this process's memory when still current, else
     from the database. A copy: callers may change it without touching what other requests see.
 
-    `count_in` names a rate window (counter key, timeout) of the remembered key: when the secret matches
-    that key, the window's hit is counted in the same round trip that reads the generation, and the result
-    is left on the returned key as `window_hits` (the throttle's count, without a round trip of its own).
+    `count_in` names the rate window of the remembered key: when the secret matches that key, the request's
+    hit is counted (from the process's lease while the generation is pushed, else in the same round trip
+    that reads the generation) and left on the returned key as `window_hits` (the throttle's count, without
+    a round trip of its own).
     """
     entry = _entries.get(prefix)
     hits = None
+    generation = _pushed_generation.current()
     if entry is not None and count_in is not None and hmac.compare_digest(entry.key.secret_hash, secret_hash):
-        generation, hits = _generation_and_hit(count_in(entry.key))
-    else:
+        window = count_in(entry.key)
+        if generation is not None:
+            hits = _leased_hit(prefix, window)
+        else:
+            generation, hits = _generation_and_hit(window)
+    elif generation is None:
         generation = _current_generation()
     remembered = (
         entry is not None
@@ -90,19 +118,38 @@ def api_key_cached(prefix: str, *, secret_hash: str, count_in: WindowOf | None =
     return duplicate
 
 
-def _generation_and_hit(window: tuple[str, int]) -> tuple[str | None, tuple[str, int] | None]:
+def _generation_and_hit(window: RateWindow) -> tuple[str | None, tuple[str, int] | None]:
     """The generation and one hit counted in `window`, in one round trip where the cache can (Redis)."""
     get_and_incr_window = getattr(cache, "get_and_incr_window", None)
     if get_and_incr_window is None:
         return _current_generation(), None
-    window_key, timeout = window
     try:
-        generation, count = get_and_incr_window(GENERATION_KEY, window_key, timeout)
+        generation, count = get_and_incr_window(GENERATION_KEY, window.counter, window.timeout)
     except CacheUnavailable:
         return None, None
     if not isinstance(generation, str):
         generation = _current_generation()  # a fresh or flushed cache: create it
-    return generation, (window_key, count)
+    return generation, (window.counter, count)
+
+
+def _leased_hit(prefix: str, window: RateWindow) -> tuple[str, int] | None:
+    """One hit of the key's window, numbered from this process's lease; a new lease of `window.lease` hits
+    (one round trip) when the lease is spent or belongs to an earlier window. Every number is handed out
+    once across all processes, so no more hits than the limit pass; hits leased but not used before the
+    window ends are lost, so up to (processes - 1) x (lease - 1) fewer may. None if the cache cannot count."""
+    with _lock:
+        counter, number, last = _leases.get(prefix, ("", 0, -1))
+        if counter == window.counter and number <= last:
+            _leases[prefix] = (counter, number + 1, last)
+            return counter, number
+    try:
+        last = count_hit(window.counter, window.timeout, window.lease)
+    except (CacheUnavailable, ValueError):
+        return None
+    number = last - window.lease + 1
+    with _lock:
+        _leases[prefix] = (window.counter, number + 1, last)
+    return window.counter, number
 
 
 def api_key_remember_use(key: ApiKey) -> None:
@@ -113,7 +160,14 @@ def api_key_remember_use(key: ApiKey) -> None:
 
 
 def _new_generation() -> None:
-    cache.set(GENERATION_KEY, uuid.uuid4().hex, timeout=None)
+    generation = uuid.uuid4().hex
+    set_and_publish = getattr(cache, "set_and_publish", None)
+    if set_and_publish is None:
+        cache.set(GENERATION_KEY, generation, timeout=None)
+        return
+    # Redis down: every process reads the database until it answers again (the cache logs the outage).
+    with contextlib.suppress(CacheUnavailable):
+        set_and_publish(GENERATION_KEY, generation, GENERATION_KEY)
 
 
 def api_keys_changed() -> None:
@@ -129,6 +183,8 @@ def api_keys_forget() -> None:
     """Drop what this process remembers (tests; the shared generation is untouched)."""
     with _lock:
         _entries.clear()
+        _leases.clear()
+    _pushed_generation.forget()
 
 
 def _on_saved(sender: type, instance: object, created: bool = False, **kwargs: object) -> None:

@@ -1,10 +1,12 @@
 """Remembered API keys (checkpoints.services.api_key_cache): no query per request once a key is known,
 revocation and workspace changes effective at once, the database whenever the shared cache cannot answer,
-and a bound for changes written around Cairn. The last test revokes a key from another process while two
-gunicorn workers have it remembered."""
+a bound for changes written around Cairn, and a fast key's rate counted from leases. Two tests serve two
+gunicorn workers: one revokes a key from another process while both have it remembered, one spends a key's
+rate across both."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+from checkpoints.api.throttling import rate_window
 from checkpoints.bench.server import Gunicorn, Stack, bench_database
 from checkpoints.models import ApiKey, Workspace
 from checkpoints.services.api_key_cache import api_keys_forget
@@ -149,3 +152,32 @@ def test_wrong_secrets_for_a_known_prefix_do_not_spend_the_keys_rate(api: ApiCli
     assert {api.get(LIST).status_code for _ in range(5)} == {401}
     api.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
     assert [api.get(LIST).status_code for _ in range(3)] == [200, 200, 429]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (USING_POSTGRES and USING_REDIS), reason="needs PostgreSQL and Redis")
+def test_two_workers_counting_from_leases_never_pass_more_than_the_rate(
+    served: tuple[Stack, Gunicorn, str],
+) -> None:
+    stack, web, _secret = served
+    secret = stack.api_key("leases", throttle_rate="400/min")  # leases of 4 hits
+    headers = {"Authorization": f"Bearer {secret}"}
+    # Fresh connections, so both workers serve (and lease) throughout; well past the rate, so each worker
+    # is asked again after the limit and spends what it still holds.
+    answers = Counter(httpx.get(f"{web.url}{LIST}", headers=headers).status_code for _ in range(480))
+    assert set(answers) == {200, 429}
+    assert 400 - 3 <= answers[200] <= 400, answers
+
+
+@pytest.mark.django_db
+def test_a_lease_counts_a_fast_key_exactly_in_one_process(api: ApiClient) -> None:
+    ApiKey.objects.filter(pk=api.key.pk).update(throttle_rate="250/min")  # leases of 2 hits
+    api_keys_forget()
+    answers = [api.get(LIST).status_code for _ in range(252)]
+    assert answers == [200] * 250 + [429, 429]
+
+
+def test_a_slow_key_is_counted_per_request_and_a_fast_one_in_bounded_leases() -> None:
+    assert [rate_window(ApiKey(pk=1, throttle_rate=rate)).lease for rate in ("3/min", "199/min")] == [1, 1]
+    assert rate_window(ApiKey(pk=1, throttle_rate="6000/min")).lease == 60
+    assert rate_window(ApiKey(pk=1, throttle_rate="1000000/s")).lease == 64
