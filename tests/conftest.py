@@ -4,6 +4,7 @@ SQLite and local memory otherwise."""
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -11,6 +12,7 @@ import jsonpatch
 import pytest
 from django.core.cache import cache
 from django.db import connection
+from redis.connection import AbstractConnection
 from rest_framework.test import APIClient
 
 from checkpoints.models import ApiKey, Workspace
@@ -125,3 +127,19 @@ def patch_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(checkpoint_reads.jsonpatch, "make_patch", counted)
     return calls
+
+
+@pytest.fixture
+def redis_commands(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Every write to a Redis socket from this process, by the first command it carries."""
+    sent: Counter[str] = Counter()
+    original = AbstractConnection.send_packed_command
+
+    def counted(self: AbstractConnection, command: list[bytes], check_health: bool = True) -> None:
+        # A packed command is RESP: "*<n>\r\n$<len>\r\n<name>\r\n..."; the pack is one or more chunks.
+        first = bytes(command[0]) if command else b""
+        sent[first.split(b"\r\n")[2].decode() if first.count(b"\r\n") > 2 else "?"] += 1
+        original(self, command, check_health)
+
+    monkeypatch.setattr(AbstractConnection, "send_packed_command", counted)
+    return sent

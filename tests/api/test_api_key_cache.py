@@ -119,16 +119,25 @@ def served(tmp_path: Path) -> Iterator[tuple[Stack, Gunicorn, str]]:
             stack.forget_cache()
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not (USING_POSTGRES and USING_REDIS), reason="needs PostgreSQL and Redis")
+def two_workers(test: Callable[..., None]) -> Callable[..., None]:
+    """A test that serves two gunicorn workers (`served`): slow, and only on PostgreSQL and Redis."""
+    slow = pytest.mark.slow(test)
+    return pytest.mark.skipif(not (USING_POSTGRES and USING_REDIS), reason="needs PostgreSQL and Redis")(slow)
+
+
+def statuses(web: Gunicorn, secret: str, requests: int) -> Counter[int]:
+    """The answers to `requests` list requests with the key, each on a fresh connection."""
+    headers = {"Authorization": f"Bearer {secret}"}
+    return Counter(httpx.get(f"{web.url}{LIST}", headers=headers).status_code for _ in range(requests))
+
+
+@two_workers
 def test_revocation_from_another_process_reaches_every_worker_at_once(
     served: tuple[Stack, Gunicorn, str],
 ) -> None:
     stack, web, secret = served
-    headers = {"Authorization": f"Bearer {secret}"}
     # Many requests on fresh connections: both workers serve some, and remember the key.
-    for _ in range(40):
-        assert httpx.get(f"{web.url}{LIST}", headers=headers).status_code == 200
+    assert statuses(web, secret, 40) == Counter({200: 40})
     prefix = secret.split("_")[1]
     stack.manage(
         "shell",
@@ -138,8 +147,7 @@ def test_revocation_from_another_process_reaches_every_worker_at_once(
         "from checkpoints.services.workspaces import api_key_revoke\n"
         f"api_key_revoke(api_key=ApiKey.objects.get(prefix={prefix!r}), actor=Actor.system())",
     )
-    answers = {httpx.get(f"{web.url}{LIST}", headers=headers).status_code for _ in range(40)}
-    assert answers == {401}
+    assert statuses(web, secret, 40) == Counter({401: 40})
 
 
 @pytest.mark.django_db
@@ -154,17 +162,14 @@ def test_wrong_secrets_for_a_known_prefix_do_not_spend_the_keys_rate(api: ApiCli
     assert [api.get(LIST).status_code for _ in range(3)] == [200, 200, 429]
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not (USING_POSTGRES and USING_REDIS), reason="needs PostgreSQL and Redis")
+@two_workers
 def test_two_workers_counting_from_leases_never_pass_more_than_the_rate(
     served: tuple[Stack, Gunicorn, str],
 ) -> None:
     stack, web, _secret = served
-    secret = stack.api_key("leases", throttle_rate="400/min")  # leases of 4 hits
-    headers = {"Authorization": f"Bearer {secret}"}
     # Fresh connections, so both workers serve (and lease) throughout; well past the rate, so each worker
     # is asked again after the limit and spends what it still holds.
-    answers = Counter(httpx.get(f"{web.url}{LIST}", headers=headers).status_code for _ in range(480))
+    answers = statuses(web, stack.api_key("leases", throttle_rate="400/min"), 480)  # leases of 4 hits
     assert set(answers) == {200, 429}
     assert 400 - 3 <= answers[200] <= 400, answers
 
