@@ -15,7 +15,7 @@ from typing import Any, ClassVar, TypeVar
 
 from django.core.cache import cache
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, ResponseError
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -147,6 +147,9 @@ class ResilientRedisCache(RedisCache):
         try:
             connection.send_command("SUBSCRIBE", name)
             connection.read_response()
+        except ResponseError as exc:  # Redis answers, but refuses (an ACL without pub/sub): the cache is fine
+            connection.disconnect()
+            raise CacheUnavailable(str(exc)) from exc
         except (RedisError, OSError) as exc:
             connection.disconnect()
             self._mark_down(exc)

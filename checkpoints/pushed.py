@@ -7,8 +7,9 @@ it knows its subscription is alive: it pings the server at most every `HEARTBEAT
 without waiting for the answer, and trusts the channel for `TRUST_SECONDS` after the server's last sign of
 life on it. Replies and messages arrive in order on the one connection, so once that sign of life is read,
 nothing published before it is still on its way. Otherwise (no subscription yet, a cache without
-publish/subscribe, Redis unreachable, the connection closed or silent) `current` answers None and the caller
-asks the cache, as it would without this.
+publish/subscribe, Redis unreachable or refusing to subscribe, the connection closed or silent) `current`
+answers None and the caller asks the cache, as it would without this; a subscription that could not be made
+is tried again after `RETRY_SECONDS`, not on every request.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ logger = logging.getLogger(__name__)
 
 HEARTBEAT_SECONDS = 1.0
 TRUST_SECONDS = 2.0
+RETRY_SECONDS = 5.0  # after a subscription could not be made (Redis down, or refusing pub/sub)
 
 
 class PushedValue:
@@ -43,30 +45,37 @@ class PushedValue:
         self._value: Any = None
         self._alive_at = 0.0  # monotonic: the subscription's last sign of life
         self._pinged_at = 0.0
+        self._retry_at = 0.0  # monotonic: when to try subscribing again after a failure
 
     def current(self) -> Any:
         """The value as last pushed to this process, or None when its subscription cannot vouch for it."""
         if not hasattr(cache, "subscribe"):  # a cache without publish/subscribe (local memory)
             return None
+        subscriber = (os.getpid(), cache.location)  # type: ignore[attr-defined]
         with self._lock:
             try:
-                if self._connection is None or self._subscriber != (os.getpid(), cache.location):  # type: ignore[attr-defined]
-                    self._subscribe()
+                if self._connection is None or self._subscriber != subscriber:
+                    if self._subscriber == subscriber and time.monotonic() < self._retry_at:
+                        return None  # the last attempt failed a moment ago
+                    self._subscribe(subscriber)
                 self._drain()
                 now = time.monotonic()
                 if now - self._pinged_at >= HEARTBEAT_SECONDS:
                     self._connection.send_command("PING")
                     self._pinged_at = now
                 return self._value if now - self._alive_at <= TRUST_SECONDS else None
-            except (CacheUnavailable, RedisError, OSError) as exc:
+            except CacheUnavailable:  # no subscription made: try again later, not on every request
+                self._retry_at = time.monotonic() + RETRY_SECONDS
+                return None
+            except (RedisError, OSError) as exc:
                 self._close(exc)
                 return None
 
-    def _subscribe(self) -> None:
+    def _subscribe(self, subscriber: tuple[int, str]) -> None:
         if self._connection is not None:  # another Redis (settings changed in tests): its value is void
             self._connection.disconnect()
-        # Set first: a forked child never reads its parent's socket, and a failure is retried next time.
-        self._connection, self._subscriber = None, (os.getpid(), cache.location)  # type: ignore[attr-defined]
+        # Set first: a forked child never reads its parent's socket, and a failure waits RETRY_SECONDS.
+        self._connection, self._subscriber = None, subscriber
         connection = cache.subscribe(self.channel)  # type: ignore[attr-defined]
         value = self._read()
         if value is None:
@@ -90,8 +99,8 @@ class PushedValue:
         self._connection = None
 
     def forget(self) -> None:
-        """Unsubscribe this process (tests)."""
+        """Unsubscribe this process and forget any failed attempt (tests)."""
         with self._lock:
             if self._connection is not None:
                 self._connection.disconnect()
-            self._connection = None
+            self._connection, self._subscriber, self._retry_at = None, None, 0.0

@@ -169,14 +169,15 @@ def test_two_workers_counting_from_leases_never_pass_more_than_the_rate(
     stack, web, _secret = served
     # Fresh connections, so both workers serve (and lease) throughout; well past the rate, so each worker
     # is asked again after the limit and spends what it still holds.
-    answers = statuses(web, stack.api_key("leases", throttle_rate="400/min"), 480)  # leases of 4 hits
+    # A day's window, so the run never straddles two windows (a minute's would, one run in six).
+    answers = statuses(web, stack.api_key("leases", throttle_rate="400/day"), 480)  # leases of 4 hits
     assert set(answers) == {200, 429}
     assert 400 - 3 <= answers[200] <= 400, answers
 
 
 @pytest.mark.django_db
 def test_a_lease_counts_a_fast_key_exactly_in_one_process(api: ApiClient) -> None:
-    ApiKey.objects.filter(pk=api.key.pk).update(throttle_rate="250/min")  # leases of 2 hits
+    ApiKey.objects.filter(pk=api.key.pk).update(throttle_rate="250/day")  # leases of 2; one window throughout
     api_keys_forget()
     answers = [api.get(LIST).status_code for _ in range(252)]
     assert answers == [200] * 250 + [429, 429]

@@ -117,3 +117,22 @@ def test_an_unreachable_redis_is_not_trusted(settings: Any) -> None:
         }
     }
     assert PushedValue("anything", lambda: "v1").current() is None
+
+
+def test_a_redis_that_refuses_pub_sub_is_not_trusted_and_not_asked_on_every_request(
+    settings: Any, sent: Counter[str]
+) -> None:
+    user = f"nopubsub-{uuid.uuid4().hex[:8]}"
+    raw_redis().acl_setuser(user, enabled=True, nopass=True, keys=["*"], commands=["+@all", "-@pubsub"])
+    try:
+        location = settings.CACHES["default"]["LOCATION"].replace("redis://", f"redis://{user}:x@", 1)
+        settings.CACHES = {"default": {**settings.CACHES["default"], "LOCATION": location}}
+        cache.set("refused-value", "v1", timeout=60)
+        pushed = PushedValue("refused-value", lambda: cache.get("refused-value"))
+
+        assert pushed.current() is None  # SUBSCRIBE refused (NOPERM): the caller asks the cache
+        assert cache.get("refused-value") == "v1" and cache.is_available  # type: ignore[attr-defined]
+        assert pushed.current() is None
+        assert sent["SUBSCRIBE"] == 1  # tried again only after RETRY_SECONDS
+    finally:
+        raw_redis().acl_deluser(user)
