@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from django.core.cache import cache
+from django.core.cache import DEFAULT_CACHE_ALIAS, caches
 from redis.exceptions import RedisError
 
 from checkpoints.cache import CacheUnavailable
@@ -49,16 +49,17 @@ class PushedValue:
 
     def current(self) -> Any:
         """The value as last pushed to this process, or None when its subscription cannot vouch for it."""
+        cache: Any = caches[DEFAULT_CACHE_ALIAS]  # once: each `django.core.cache.cache.x` looks it up
         if not hasattr(cache, "subscribe"):  # a cache without publish/subscribe (local memory)
             return None
-        subscriber = (os.getpid(), cache.location)  # type: ignore[attr-defined]
+        subscriber = (os.getpid(), cache.location)
         with self._lock:
             try:
                 if self._connection is None or self._subscriber != subscriber:
                     if self._subscriber == subscriber and time.monotonic() < self._retry_at:
                         return None  # the last attempt failed a moment ago
-                    self._subscribe(subscriber)
-                self._drain()
+                    self._subscribe(cache, subscriber)
+                self._drain(cache)
                 now = time.monotonic()
                 if now - self._pinged_at >= HEARTBEAT_SECONDS:
                     self._connection.send_command("PING")
@@ -71,12 +72,12 @@ class PushedValue:
                 self._close(exc)
                 return None
 
-    def _subscribe(self, subscriber: tuple[int, str]) -> None:
+    def _subscribe(self, cache: Any, subscriber: tuple[int, str]) -> None:
         if self._connection is not None:  # another Redis (settings changed in tests): its value is void
             self._connection.disconnect()
         # Set first: a forked child never reads its parent's socket, and a failure waits RETRY_SECONDS.
         self._connection, self._subscriber = None, subscriber
-        connection = cache.subscribe(self.channel)  # type: ignore[attr-defined]
+        connection = cache.subscribe(self.channel)
         value = self._read()
         if value is None:
             connection.disconnect()
@@ -84,13 +85,13 @@ class PushedValue:
         self._connection, self._value = connection, value
         self._alive_at = self._pinged_at = time.monotonic()
 
-    def _drain(self) -> None:
+    def _drain(self, cache: Any) -> None:
         connection = self._connection
         while connection.can_read(timeout=0):
             kind, *rest = connection.read_response()
             self._alive_at = time.monotonic()
             if kind == b"message":
-                self._value = cache.loads(rest[1])  # type: ignore[attr-defined]
+                self._value = cache.loads(rest[1])
 
     def _close(self, exc: Exception) -> None:
         if self._connection is not None:

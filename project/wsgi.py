@@ -1,5 +1,6 @@
 """WSGI entry point (gunicorn project.wsgi)."""
 
+import gc
 import os
 
 from django.core.wsgi import get_wsgi_application
@@ -11,3 +12,9 @@ application = get_wsgi_application()
 from checkpoints.api.query_params import query_parameter_table  # noqa: E402
 
 query_parameter_table()
+
+# What is loaded by now (Django, the models, the URL table: ~130,000 objects) lives as long as the process.
+# Freezing it keeps the collector's full passes from walking it again: each took ~70 ms, every few thousand
+# requests (README, "Performance").
+gc.collect()
+gc.freeze()

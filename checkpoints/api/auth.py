@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
-from rest_framework.authentication import BaseAuthentication, get_authorization_header
+from rest_framework import HTTP_HEADER_ENCODING
+from rest_framework.authentication import BaseAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.request import Request
 
@@ -27,11 +28,18 @@ class ApiKeyPrincipal:
         return f"api-key:{self.api_key.prefix}"
 
 
+def authorization_header(request: Request) -> bytes:
+    """The `Authorization` header as bytes, as DRF's `get_authorization_header` gives it, read from the WSGI
+    environ: DRF's builds `request.headers`, a dict of every header, to read this one."""
+    value = request.META.get("HTTP_AUTHORIZATION", b"")
+    return value.encode(HTTP_HEADER_ENCODING) if isinstance(value, str) else value
+
+
 class ApiKeyAuthentication(BaseAuthentication):
     keyword = "Bearer"
 
     def authenticate(self, request: Request) -> tuple[ApiKeyPrincipal, ApiKey] | None:
-        header = get_authorization_header(request).split()
+        header = authorization_header(request).split()
         if not header:
             return None
         if header[0].lower() != self.keyword.lower().encode() or len(header) != 2:

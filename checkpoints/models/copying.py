@@ -1,0 +1,27 @@
+"""A model instance's shallow copy for the hot path (README, "Performance")."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from django.db import models
+from django.db.models.base import ModelState
+
+M = TypeVar("M", bound=models.Model)
+
+
+def model_copy(instance: M, *related: str) -> M:
+    """What `copy.copy(instance)` gives — the same field values, its own state and cache of related objects
+    — without the pickling protocol it goes through for a model (a tenth of the time). Each name in
+    `related` (a loaded forward relation, e.g. "workspace") is copied too, so that changing it does not
+    touch the original's."""
+    clone = object.__new__(type(instance))
+    fields = instance.__dict__.copy()
+    state = object.__new__(ModelState)
+    state.__dict__.update(instance._state.__dict__)
+    state.fields_cache = cache = dict(instance._state.fields_cache)
+    for name in related:
+        cache[name] = model_copy(cache[name])
+    fields["_state"] = state
+    clone.__dict__.update(fields)
+    return clone

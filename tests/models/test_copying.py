@@ -1,0 +1,54 @@
+"""`model_copy` gives what `copy.copy` gives a model instance, with the related objects it names copied."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from checkpoints.models import ApiKey, Workspace
+from checkpoints.models.copying import model_copy
+from checkpoints.services.workspaces import api_key_create
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def key() -> ApiKey:
+    api_key_create(workspace=Workspace.objects.create(slug="copying"), name="k", scope="write")
+    return ApiKey.objects.select_related("workspace").get(name="k")
+
+
+def test_a_copy_has_the_same_fields_and_state_as_copy_copy(key: ApiKey) -> None:
+    ours, theirs = model_copy(key), copy.copy(key)
+    assert type(ours) is ApiKey
+    # copy.copy also leaves pickling's `_django_version` marker on the copy.
+    assert {k: v for k, v in vars(ours).items() if k != "_state"} == {
+        k: v for k, v in vars(theirs).items() if k not in ("_state", "_django_version")
+    }
+    assert (
+        (ours._state.db, ours._state.adding) == (theirs._state.db, theirs._state.adding) == ("default", False)
+    )
+    assert ours._state.fields_cache == theirs._state.fields_cache
+    assert ours.workspace is key.workspace  # not named: shared, as copy.copy shares it
+
+
+def test_changing_a_copy_leaves_the_original_alone(key: ApiKey) -> None:
+    duplicate = model_copy(key, "workspace")
+    duplicate.name = "changed"
+    duplicate.window_hits = ("counter", 1)
+    duplicate.workspace.default_ttl_seconds = 5
+    duplicate._state.fields_cache["extra"] = object()
+    assert duplicate.workspace is not key.workspace
+    assert duplicate.workspace.pk == key.workspace_id
+    assert (key.name, key.workspace.default_ttl_seconds) == ("k", None)
+    assert key.window_hits is None
+    assert "extra" not in key._state.fields_cache
+
+
+def test_a_copy_saves_like_the_original(key: ApiKey) -> None:
+    duplicate = model_copy(key, "workspace")
+    duplicate.name = "renamed"
+    duplicate.save(update_fields=["name"])
+    assert ApiKey.objects.get(pk=key.pk).name == "renamed"
+    assert ApiKey.objects.count() == 1
