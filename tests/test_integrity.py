@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -13,6 +13,7 @@ from checkpoints.integrity import (
     CHECKSUM_FIELDS,
     CanonicalEncodingError,
     canonical_json,
+    format_timestamp,
     record_checksum,
     record_checksum_from_parts,
 )
@@ -76,3 +77,23 @@ def test_it_refuses_an_incomplete_record() -> None:
 def test_it_refuses_naive_timestamps() -> None:
     with pytest.raises(CanonicalEncodingError):
         record_checksum(dict(RECORD, created_at=datetime(2026, 1, 1)))  # noqa: DTZ001 - the point of the test
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=UTC), "2026-01-02T03:04:05.000006Z"),
+        (datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC), "2026-01-02T03:04:05.000000Z"),
+        (datetime(5, 6, 7, 8, 9, 10, 999999, tzinfo=UTC), "0005-06-07T08:09:10.999999Z"),
+        (datetime(999, 12, 31, 23, 59, 59, tzinfo=UTC), "0999-12-31T23:59:59.000000Z"),
+        (datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC), "9999-12-31T23:59:59.999999Z"),
+        # An offset is turned into UTC, across a day and a year.
+        (datetime(2026, 1, 1, 0, 30, tzinfo=timezone(timedelta(hours=1))), "2025-12-31T23:30:00.000000Z"),
+        (
+            datetime(2026, 3, 1, 23, 0, 0, 1, tzinfo=timezone(timedelta(hours=-5))),
+            "2026-03-02T04:00:00.000001Z",
+        ),
+    ],
+)
+def test_timestamps_have_one_canonical_form(value: datetime, expected: str) -> None:
+    assert format_timestamp(value) == expected
