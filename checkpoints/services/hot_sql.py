@@ -16,7 +16,7 @@ from datetime import datetime
 from functools import cache
 from typing import Any, NamedTuple, TypeVar
 
-from django.db import connection, models
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 
 from checkpoints import packing
 from checkpoints.models import Checkpoint, PendingWrite, StoredValue, Thread
@@ -214,14 +214,15 @@ def cursor() -> Any:
     Django cursor, so it counts in tests and maps errors the same way. While queries are logged (DEBUG,
     tests capturing queries) Django's own cursor runs them, so the log shows each one whole, ready to
     EXPLAIN."""
-    if not _postgres() or connection.queries_logged:
-        return connection.cursor()
-    connection.close_if_health_check_failed()
-    connection.ensure_connection()
-    with connection.wrap_database_errors:
-        raw = _prepared_cursor_class()(connection.connection)
+    db = connections[DEFAULT_DB_ALIAS]  # once: each `django.db.connection.x` looks up the thread's connection
+    if db.vendor != "postgresql" or db.queries_logged:
+        return db.cursor()
+    db.close_if_health_check_failed()
+    db.ensure_connection()
+    with db.wrap_database_errors:
+        raw = _prepared_cursor_class()(db.connection)
         # Django's own wrapping of a new cursor (private: BaseDatabaseWrapper._cursor does the same).
-        return connection._prepare_cursor(raw)  # type: ignore[attr-defined]
+        return db._prepare_cursor(raw)  # type: ignore[attr-defined]
 
 
 @cache
@@ -264,15 +265,14 @@ def _converters(model: type[models.Model], vendor: str) -> list[tuple[str, Any, 
 
 def load(model: type[M], values: Sequence[Any]) -> M:
     """A model instance from a row that starts with the model's concrete fields in order (`_columns`)."""
+    db = connections[DEFAULT_DB_ALIAS]
     names, converted = [], []
-    for (attname, column, converters), value in zip(
-        _converters(model, connection.vendor), values, strict=False
-    ):
+    for (attname, column, converters), value in zip(_converters(model, db.vendor), values, strict=False):
         for converter in converters:
-            value = converter(value, column, connection)
+            value = converter(value, column, db)
         names.append(attname)
         converted.append(value)
-    return model.from_db(connection.alias, names, converted)
+    return model.from_db(db.alias, names, converted)
 
 
 def width(model: type[models.Model]) -> int:
