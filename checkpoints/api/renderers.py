@@ -20,6 +20,21 @@ class RawJSON(str):
     __slots__ = ()
 
 
+def _swap(value: Any, fragments: list[str], token: str) -> Any:
+    """`value` with each RawJSON inside replaced by its placeholder, the fragment appended to `fragments`.
+    (A module function, not a closure: a recursive closure refers to itself, and the cycle would keep the
+    fragments alive until the collector's next pass.)"""
+    if isinstance(value, RawJSON):
+        fragments.append(value)
+        # The NUL makes the marker impossible in any other string we render (NUL is refused on input).
+        return f"\x00{token}:{len(fragments) - 1}\x00"
+    if isinstance(value, dict):
+        return {key: _swap(item, fragments, token) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_swap(item, fragments, token) for item in value]
+    return value
+
+
 class CairnJSONRenderer(JSONRenderer):
     charset = "utf-8"
 
@@ -28,19 +43,7 @@ class CairnJSONRenderer(JSONRenderer):
     ) -> bytes:
         fragments: list[str] = []
         token = secrets.token_hex(8)
-
-        def swap(value: Any) -> Any:
-            if isinstance(value, RawJSON):
-                fragments.append(value)
-                # The NUL makes the marker impossible in any other string we render (NUL is refused on input).
-                return f"\x00{token}:{len(fragments) - 1}\x00"
-            if isinstance(value, dict):
-                return {key: swap(item) for key, item in value.items()}
-            if isinstance(value, list):
-                return [swap(item) for item in value]
-            return value
-
-        rendered = super().render(swap(data), accepted_media_type, renderer_context)
+        rendered = super().render(_swap(data, fragments, token), accepted_media_type, renderer_context)
         if not fragments:
             return rendered
         expected = token.encode("ascii")
