@@ -238,8 +238,10 @@ def _prepared_cursor_class() -> type:
     return PreparedCursor
 
 
-def adapt(value: Any, field: models.Field[Any, Any]) -> Any:
-    return field.get_db_prep_save(value, connection)
+def adapted(instance: models.Model, fields: Sequence[models.Field[Any, Any]]) -> list[Any]:
+    """The fields' values as the database takes them (Django's own per-field preparation)."""
+    db = connections[DEFAULT_DB_ALIAS]  # once: through `django.db.connection`, each field would look it up
+    return [field.get_db_prep_save(getattr(instance, field.attname), db) for field in fields]
 
 
 def adapt_datetime(value: Any) -> Any:
@@ -310,7 +312,7 @@ def insert_checkpoint(
     still as seen and the id is free: one statement on PostgreSQL, two or more on SQLite
     (no data-modifying CTEs; it runs inside the save's transaction). Returns the new primary key and
     message_seq, or None if the thread changed (parts stored then are left to the collector)."""
-    values = [adapt(getattr(checkpoint, f.attname), f) for f in _INSERT_FIELDS]
+    values = adapted(checkpoint, _INSERT_FIELDS)
     updated_at, expires_at = thread_touched
     touch = [
         adapt_datetime(updated_at),

@@ -16,6 +16,7 @@ import threading
 from dataclasses import dataclass
 
 from checkpoints.models import Checkpoint, Thread
+from checkpoints.models.copying import model_part
 
 LIMIT = 4096  # threads remembered per process; the oldest is forgotten first
 
@@ -52,10 +53,7 @@ def forget(workspace_pk: int, thread_id: str, namespace: str) -> None:
 def remember(checkpoint: Checkpoint) -> None:
     """Remember the thread of a checkpoint just saved (and committed), with it as the namespace's head."""
     thread = checkpoint.thread
-    remembered = Remembered(
-        Thread.from_db(thread._state.db, _THREAD_FIELDS, [getattr(thread, f) for f in _THREAD_FIELDS]),
-        Checkpoint.from_db(thread._state.db, _HEAD_FIELDS, [getattr(checkpoint, f) for f in _HEAD_FIELDS]),
-    )
+    remembered = Remembered(model_part(thread, _THREAD_FIELDS), model_part(checkpoint, _HEAD_FIELDS))
     key = (checkpoint.workspace_id, thread.thread_id, checkpoint.namespace)
     with _lock:
         _memo.pop(key, None)

@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from checkpoints.models import ApiKey, Workspace
-from checkpoints.models.copying import model_copy
+from checkpoints.models.copying import model_copy, model_part
 from checkpoints.services.workspaces import api_key_create
 
 pytestmark = pytest.mark.django_db
@@ -52,3 +52,21 @@ def test_a_copy_saves_like_the_original(key: ApiKey) -> None:
     duplicate.save(update_fields=["name"])
     assert ApiKey.objects.get(pk=key.pk).name == "renamed"
     assert ApiKey.objects.count() == 1
+
+
+def test_a_part_is_what_from_db_makes_of_those_fields(key: ApiKey) -> None:
+    fields = ["id", "workspace_id", "name", "prefix"]  # from_db takes them in the model's order
+    assert fields == [f.attname for f in ApiKey._meta.concrete_fields if f.attname in fields]
+    ours = model_part(key, fields)
+    theirs = ApiKey.from_db("default", fields, [getattr(key, f) for f in fields])
+    assert type(ours) is ApiKey
+    assert {k: v for k, v in vars(ours).items() if k != "_state"} == {
+        k: v for k, v in vars(theirs).items() if k != "_state"
+    }
+    assert (ours._state.db, ours._state.adding, ours._state.fields_cache) == ("default", False, {})
+    assert (
+        ours.get_deferred_fields()
+        == theirs.get_deferred_fields()
+        == {f.attname for f in ApiKey._meta.concrete_fields} - set(fields)
+    )
+    assert ours.scope == key.scope  # a deferred field is read from the database, as Django does
