@@ -319,10 +319,9 @@ def save_encoded(
     if inserted is None:
         raise context.changed(namespace)
     checkpoint.pk, checkpoint.message_seq = inserted
-    checkpoint._state.adding, checkpoint._state.db = (
-        False,
-        connection.alias,
-    )  # stored, as Model.save leaves it
+    # Stored: its state says so, as Model.save leaves it.
+    checkpoint._state.adding = False
+    checkpoint._state.db = connection.alias
     if connection.vendor == "postgresql":  # once committed, the next write here may start from it
         transaction.on_commit(functools.partial(thread_memo.remember, checkpoint))
     return SaveResult(checkpoint, created=True)
