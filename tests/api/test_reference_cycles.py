@@ -54,6 +54,12 @@ def test_hot_requests_and_their_errors_leave_no_cycles(api: ApiClient, collector
         ("POST", "/api/v1/threads/t1/checkpoints/", {"state": {"n": 2}, "agent_id": "a"}, "201 Created"),
         ("GET", checkpoint, None, "200 OK"),
         ("GET", "/api/v1/threads/t1/state/", None, "200 OK"),
+        (
+            "POST",
+            f"{checkpoint}writes/",
+            {"task_id": "a", "writes": [{"channel": "c", "value": 1}]},
+            "201 Created",
+        ),
         ("GET", "/api/v1/threads/t1/checkpoints/missing/", None, "404 Not Found"),
         ("GET", checkpoint, {"unknown": "parameter"}, "400 Bad Request"),
     ]
