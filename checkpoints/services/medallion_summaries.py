@@ -103,14 +103,17 @@ def thread_summarize_submit(*, thread: Thread, actor: Actor) -> Job:
     return job
 
 
-def medallion_maybe_autosummarize(*, thread: Thread) -> Job | None:
+def medallion_maybe_autosummarize(*, thread: Thread, workspace: Workspace | None = None) -> Job | None:
     """Call after messages were appended and committed: queue a summary when the workspace asks for one
     every N messages and N new ones have accumulated (and none is already queued or running).
 
     Best effort: the messages are stored whatever happens here; if the queue is down, the next append
-    tries again (the backlog is still there).
+    tries again (the backlog is still there). `workspace`: the thread's, as the caller has it (the
+    request's, as current as its key): one that asks for no summaries costs no query.
     """
-    # One query, whatever the policy: this runs after every append.
+    if workspace is not None and not workspace.auto_summarize_every:
+        return None
+    # At most one query until a summary is due: this runs after every append.
     fresh = Thread.objects.filter(pk=thread.pk).select_related("workspace").first()
     every = fresh.workspace.auto_summarize_every if fresh is not None else None
     if fresh is None or not every or fresh.last_message_seq - fresh.last_summarized_seq < every:

@@ -23,7 +23,12 @@ from checkpoints.models.thread import CLIENT_ID_PATTERN
 from checkpoints.services.audit import Actor, audit_record
 from checkpoints.services.medallion_summaries import medallion_maybe_autosummarize
 from checkpoints.services.search import message_search_text
-from checkpoints.services.thread_rows import thread_lock, thread_lock_or_create, thread_touch
+from checkpoints.services.thread_rows import (
+    thread_lock,
+    thread_lock_or_create,
+    thread_touch,
+    thread_touch_values,
+)
 
 MAX_BATCH = 1000
 MAX_CONTENT_CHARS = 1024 * 1024
@@ -138,7 +143,9 @@ def messages_append(
     fresh = [m for m in incoming if m["message_id"] not in stored]
     created = iter(_insert(thread, fresh, now) if fresh else [])
     if fresh:  # the workspace may ask for a medallion summary every N messages: checked once committed
-        transaction.on_commit(lambda: medallion_maybe_autosummarize(thread=thread), robust=True)
+        transaction.on_commit(
+            lambda: medallion_maybe_autosummarize(thread=thread, workspace=workspace), robust=True
+        )
     # `fresh` keeps batch order, so the new rows come back in the order they are needed here.
     return [stored[m["message_id"]] if m["message_id"] in stored else next(created) for m in incoming]
 
@@ -171,8 +178,8 @@ def _insert(thread: Thread, fresh: list[dict[str, Any]], now: datetime) -> list[
     ]
     Message.objects.bulk_create(rows)
     thread.last_message_seq += len(rows)
-    Thread.objects.filter(pk=thread.pk).update(last_message_seq=thread.last_message_seq)
-    thread_touch(thread, now=now)
+    touched = thread_touch_values(thread, now=now)  # the seq and the touch in one statement
+    Thread.objects.filter(pk=thread.pk).update(last_message_seq=thread.last_message_seq, **touched)
     return rows
 
 

@@ -138,6 +138,21 @@ def test_it_records_the_message_seq_on_later_checkpoints(api: ApiClient) -> None
     assert make_checkpoint(api.workspace, "t1").message_seq == 2
 
 
+def test_an_append_locks_reads_inserts_and_updates_the_thread_once(
+    api: ApiClient, django_assert_num_queries: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    append(api, {"role": "user", "content": "first"})
+    # The workspace asks for no summaries: the check after the commit costs no query.
+    with django_assert_num_queries(6) as captured, django_capture_on_commit_callbacks(execute=True) as hooks:
+        append(api, {"role": "user", "content": "second"})
+    statements = [q["sql"].split()[0] for q in captured.captured_queries]
+    # A savepoint here: the test runs in a transaction (served, BEGIN and COMMIT).
+    assert statements == ["SAVEPOINT", "SELECT", "SELECT", "INSERT", "UPDATE", "RELEASE"]
+    assert "last_message_seq" in captured.captured_queries[4]["sql"]
+    assert "updated_at" in captured.captured_queries[4]["sql"]
+    assert len(hooks) == 1
+
+
 def test_it_lists_in_seq_order_with_role_and_seq_filters_and_keyset_pages(
     api: ApiClient, django_assert_num_queries: Any
 ) -> None:

@@ -44,8 +44,8 @@ def cyclic_garbage() -> Counter[str]:
     return found
 
 
-# Not here: a message append (the thread's lock is an ORM query with `select_related`, and Django's compiler
-# leaves a recursive closure behind), list pages (django-filter's forms) and bodies DRF's serializers refuse.
+# Not here: list pages (django-filter's forms), bodies DRF's serializers refuse, and an ORM query with
+# `select_related` (Django's compiler leaves a recursive closure behind).
 def test_hot_requests_and_their_errors_leave_no_cycles(api: ApiClient, collector_paused: None) -> None:
     app = WSGIHandler()
     saved = api.post("/api/v1/threads/t1/checkpoints/", {"state": {"n": 1}, "agent_id": "a"}, format="json")
@@ -54,6 +54,12 @@ def test_hot_requests_and_their_errors_leave_no_cycles(api: ApiClient, collector
         ("POST", "/api/v1/threads/t1/checkpoints/", {"state": {"n": 2}, "agent_id": "a"}, "201 Created"),
         ("GET", checkpoint, None, "200 OK"),
         ("GET", "/api/v1/threads/t1/state/", None, "200 OK"),
+        (
+            "POST",
+            "/api/v1/threads/t1/messages/",
+            {"messages": [{"role": "user", "content": "hi"}]},
+            "201 Created",
+        ),
         (
             "POST",
             f"{checkpoint}writes/",
