@@ -1,12 +1,14 @@
-"""Model instances copied for the hot path, without the work of building one (README, "Performance")."""
+"""Model instances copied or loaded for the hot path, without the work of building one (README,
+"Performance")."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TypeVar
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeVar
 
 from django.db import models
 from django.db.models.base import ModelState
+from django.db.models.signals import post_init, pre_init
 
 M = TypeVar("M", bound=models.Model)
 
@@ -36,3 +38,17 @@ def model_part(instance: M, attnames: Iterable[str]) -> M:
     state.db, state.adding = instance._state.db, False
     part.__dict__.update({name: getattr(instance, name) for name in attnames}, _state=state)
     return part
+
+
+def model_from_row(model: type[M], alias: str, attnames: Sequence[str], values: Sequence[Any]) -> M:
+    """What `model.from_db(alias, attnames, values)` makes of a whole row (every concrete field, in the
+    model's order), without `Model.__init__`: it sets the fields one by one and sends `pre_init` and
+    `post_init` for each instance. Where either signal has a receiver for the model, it is `from_db`."""
+    if pre_init.has_listeners(model) or post_init.has_listeners(model):
+        return model.from_db(alias, attnames, values)
+    state = ModelState()
+    state.db, state.adding = alias, False
+    instance = object.__new__(model)
+    instance.__dict__["_state"] = state  # first, as Model.__init__ sets it
+    instance.__dict__.update(zip(attnames, values, strict=True))
+    return instance

@@ -10,7 +10,7 @@ services; this module only fetches and stores. See docs/architecture.md, "The ho
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -20,6 +20,7 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 
 from checkpoints import packing
 from checkpoints.models import Checkpoint, PendingWrite, StoredValue, Thread
+from checkpoints.models.copying import model_from_row
 from checkpoints.models.value import put_parts_back, unpack
 
 M = TypeVar("M", bound=models.Model)
@@ -249,32 +250,31 @@ def adapt_datetime(value: Any) -> Any:
 
 
 @cache
-def _converters(model: type[models.Model], vendor: str) -> list[tuple[str, Any, list[Callable[..., Any]]]]:
-    """Per field: its attname, column expression and Django's converters (backend's, then the field's)."""
+def _loading(model: type[models.Model], vendor: str) -> tuple[list[str], list[tuple[int, Any, list[Any]]]]:
+    """The model's attnames in column order (`_columns`), and for each field with converters its position,
+    column expression and Django's converters (the backend's, then the field's)."""
     table = model._meta.db_table
-    result = []
-    for field in _fields(model):
+    converted = []
+    for index, field in enumerate(_fields(model)):
         column = field.get_col(table)
-        result.append(
-            (
-                field.attname,
-                column,
-                connection.ops.get_db_converters(column) + field.get_db_converters(connection),
-            )
-        )
-    return result
+        converters = connection.ops.get_db_converters(column) + field.get_db_converters(connection)
+        if converters:
+            converted.append((index, column, converters))
+    return [field.attname for field in _fields(model)], converted
 
 
 def load(model: type[M], values: Sequence[Any]) -> M:
-    """A model instance from a row that starts with the model's concrete fields in order (`_columns`)."""
+    """A model instance from a row of exactly the model's concrete fields in order (`_columns`), as
+    `Model.from_db` makes it."""
     db = connections[DEFAULT_DB_ALIAS]
-    names, converted = [], []
-    for (attname, column, converters), value in zip(_converters(model, db.vendor), values, strict=False):
+    attnames, converted = _loading(model, db.vendor)
+    row = list(values)
+    for index, column, converters in converted:
+        value = row[index]
         for converter in converters:
             value = converter(value, column, db)
-        names.append(attname)
-        converted.append(value)
-    return model.from_db(db.alias, names, converted)
+        row[index] = value
+    return model_from_row(model, db.alias, attnames, row)
 
 
 def width(model: type[models.Model]) -> int:

@@ -1,13 +1,15 @@
-"""`model_copy` gives what `copy.copy` gives a model instance, with the related objects it names copied."""
+"""`model_copy` gives what `copy.copy` gives a model instance, with the related objects it names copied;
+`model_part` and `model_from_row` what `Model.from_db` gives."""
 
 from __future__ import annotations
 
 import copy
 
 import pytest
+from django.db.models.signals import post_init
 
 from checkpoints.models import ApiKey, Workspace
-from checkpoints.models.copying import model_copy, model_part
+from checkpoints.models.copying import model_copy, model_from_row, model_part
 from checkpoints.services.workspaces import api_key_create
 
 pytestmark = pytest.mark.django_db
@@ -70,3 +72,47 @@ def test_a_part_is_what_from_db_makes_of_those_fields(key: ApiKey) -> None:
         == {f.attname for f in ApiKey._meta.concrete_fields} - set(fields)
     )
     assert ours.scope == key.scope  # a deferred field is read from the database, as Django does
+
+
+def _whole_row(key: ApiKey) -> tuple[list[str], list[object]]:
+    attnames = [f.attname for f in ApiKey._meta.concrete_fields]
+    return attnames, [getattr(key, name) for name in attnames]
+
+
+def test_a_row_is_what_from_db_makes_of_it(key: ApiKey) -> None:
+    attnames, values = _whole_row(key)
+    ours = model_from_row(ApiKey, "default", attnames, values)
+    theirs = ApiKey.from_db("default", attnames, values)
+    assert type(ours) is ApiKey
+    assert list(vars(ours)) == list(vars(theirs))  # the same attributes, set in the same order
+    assert {k: v for k, v in vars(ours).items() if k != "_state"} == {
+        k: v for k, v in vars(theirs).items() if k != "_state"
+    }
+    assert (ours._state.db, ours._state.adding, ours._state.fields_cache) == ("default", False, {})
+    assert ours.get_deferred_fields() == theirs.get_deferred_fields() == set()
+    assert ours.workspace == key.workspace  # relations load as from an ORM query
+    ours.name = "saved"
+    ours.save(update_fields=["name"])
+    assert ApiKey.objects.get(pk=key.pk).name == "saved"
+
+
+def test_a_row_goes_through_from_db_where_init_signals_are_received(key: ApiKey) -> None:
+    received: list[object] = []
+
+    def on_init(sender: type, instance: object, **kwargs: object) -> None:
+        received.append(instance)
+
+    post_init.connect(on_init, sender=ApiKey)
+    try:
+        loaded = model_from_row(ApiKey, "default", *_whole_row(key))
+    finally:
+        post_init.disconnect(on_init, sender=ApiKey)
+    assert len(received) == 1 and received[0] is loaded
+    model_from_row(ApiKey, "default", *_whole_row(key))  # disconnected: built directly, no signal
+    assert len(received) == 1
+
+
+def test_a_row_must_hold_every_field(key: ApiKey) -> None:
+    attnames, values = _whole_row(key)
+    with pytest.raises(ValueError):
+        model_from_row(ApiKey, "default", attnames, values[:-1])
