@@ -3,9 +3,15 @@
 `bench_profile` starts `python -m checkpoints.bench.profiling` with the served Cairn's environment (same
 database, Redis and settings). That child imports `project.wsgi` (the app gunicorn serves), warms up, then
 times N saves (`POST threads/{t}/checkpoints/?include_state=false`, the saves section's 2 KB body) and N
-restores (`GET threads/{t}/checkpoints/{id}/`) without a profiler, then N of each under cProfile. Requests
-are WSGI environs built before the clock; gunicorn's HTTP parsing and socket I/O are not in here (the
-floor rows of the saves section measure those).
+restores (`GET threads/{t}/checkpoints/{id}/`) without a profiler, N of each again with the CPU caches
+emptied before each request, then N of each under cProfile. Requests are WSGI environs built before the
+clock; gunicorn's HTTP parsing and socket I/O are not in here (the floor rows of the saves section measure
+those).
+
+Cold caches. Back to back, a request finds its code and data in the CPU caches. Served, the worker waits
+for the network between requests while the client, PostgreSQL and gunicorn's own loop run, and the request
+then costs more: as much more as the code and data it touches (README, "Performance"). The cold phase writes
+a buffer larger than the caches (`EVICT_BYTES`) before each request, untimed, and times the request alone.
 
 Attribution. CATEGORIES names each category's entry points. A function's time counts to the category of
 the outermost entry point it runs under (SQL run by auth is auth; the hashing inside a renderer would be
@@ -75,6 +81,7 @@ CATEGORIES: dict[str, tuple[str, ...]] = {
 REST = "server framework (the rest)"
 TOP = 10
 WARM_UP = 40
+EVICT_BYTES = 64 * 1024 * 1024  # larger than the last-level cache of the machines this runs on
 STATE_BYTES = 2048
 
 Func = tuple[str, int, str]  # a pstats key: (file, first line, name); ("~", 0, label) for C functions
@@ -208,45 +215,54 @@ def serve_one(app: Callable[..., Any], request: dict[str, Any]) -> tuple[str, di
 
 
 def _timed(
-    app: Callable[..., Any], requests: list[dict[str, Any]], expect: str, *, profile: bool
+    app: Callable[..., Any], requests: list[dict[str, Any]], expect: str, *, profile: bool, cold: bool = False
 ) -> tuple[dict[str, Any], list[bytes]]:
-    """Serve `requests` (each must answer `expect`): the profile's summary, or the wall time per request."""
+    """Serve `requests` (each must answer `expect`): the profile's summary, or the wall time per request
+    (with `cold`, the CPU caches emptied before each request, untimed)."""
     profiler = cProfile.Profile()
     answers = []
-    started = time.perf_counter()
+    evict = bytearray(EVICT_BYTES) if cold else None
+    elapsed = 0.0
     if profile:
         profiler.enable()
     for request in requests:
+        if evict is not None:
+            evict[::64] = bytes(len(evict) // 64)  # one write per cache line
+        started = time.perf_counter()
         answers.append(serve_one(app, request))
+        elapsed += time.perf_counter() - started
     if profile:
         profiler.disable()
-    elapsed = time.perf_counter() - started
     for request, (status, headers, body) in zip(requests, answers, strict=True):
         verified = expect != "200" or headers.get("X-Checksum-Verified") == "true"
         if not status.startswith(expect) or not verified:
             raise BenchError(f"{request['REQUEST_METHOD']} {request['PATH_INFO']}: {status} {body[:300]!r}")
     n = len(requests)
-    summary = _summary(profiler, n) if profile else {"wall_us": round(elapsed / n * 1e6, 1)}
+    key = "cold_wall_us" if cold else "wall_us"
+    summary = _summary(profiler, n) if profile else {key: round(elapsed / n * 1e6, 1)}
     return summary, [body for _, _, body in answers]
 
 
-def _phase(app: Callable[..., Any], api_key: str, thread: str, n: int, *, profile: bool) -> dict[str, Any]:
+def _phase(
+    app: Callable[..., Any], api_key: str, thread: str, n: int, *, profile: bool, cold: bool = False
+) -> dict[str, Any]:
     """n saves into `thread`, then n restores of what they saved."""
     body = request_payload(STATE_BYTES)[1]
     prefix = f"/api/v1/threads/{thread}/checkpoints/"
     saves = [environ("POST", prefix, api_key, query="include_state=false", body=body) for _ in range(n)]
-    save, answers = _timed(app, saves, "201", profile=profile)
+    save, answers = _timed(app, saves, "201", profile=profile, cold=cold)
     ids = [json.loads(answer)["checkpoint_id"] for answer in answers]
     restores = [environ("GET", f"{prefix}{checkpoint_id}/", api_key) for checkpoint_id in ids]
-    restore, _ = _timed(app, restores, "200", profile=profile)
+    restore, _ = _timed(app, restores, "200", profile=profile, cold=cold)
     return {"save": save, "restore": restore}
 
 
 def _measure(app: Callable[..., Any], api_key: str, n: int) -> dict[str, Any]:
     _phase(app, api_key, "profile-warm-up", WARM_UP, profile=False)
     wall = _phase(app, api_key, "profile-wall", n, profile=False)
+    cold = _phase(app, api_key, "profile-cold", n, profile=False, cold=True)
     profiled = _phase(app, api_key, "profile", n, profile=True)
-    return {op: {**wall[op], **profiled[op]} for op in ("save", "restore")}
+    return {op: {**wall[op], **cold[op], **profiled[op]} for op in ("save", "restore")}
 
 
 def _summary(profiler: cProfile.Profile, n: int) -> dict[str, Any]:
@@ -294,7 +310,7 @@ def main(argv: list[str]) -> None:
 
 def bench_profile(*, stack: Stack, api_key: str, requests: int, log: Callable[[str], None]) -> dict[str, Any]:
     """Run the child with the bench stack's environment; its results."""
-    log(f"  profile: {requests} saves and {requests} restores in-process, without and with cProfile")
+    log(f"  profile: {requests} saves and {requests} restores in-process: warm, cold caches, under cProfile")
     output = stack.root / "profile.json"
     result = subprocess.run(  # nosec B603 # argv built here from sys.executable, no shell
         [PYTHON, "-m", "checkpoints.bench.profiling", str(requests), str(output)],

@@ -152,6 +152,7 @@ def test_it_measures_every_section_in_a_quick_run(tmp_path: Path) -> None:
         assert named + rest["us"] == pytest.approx(measured["profiled_us"], abs=1)
         assert categories["auth"]["us"] > 0 and categories["SQL"]["us"] > 0
         assert measured["wall_us"] > 0 and len(measured["top"]) == 10
+        assert measured["cold_wall_us"] > 0
         assert all(top["us"] >= 0 and top["calls"] >= 0 for top in measured["top"])
 
     graphs = results["langgraph"]

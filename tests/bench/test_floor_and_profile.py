@@ -141,6 +141,7 @@ def test_the_profile_table_reads_the_json() -> None:
 
     op = {
         "wall_us": 900.0,
+        "cold_wall_us": 1700.0,
         "profiled_us": 1500.0,
         "categories": {"auth": {"us": 500.0, "pct": 33.3}, profiling.REST: {"us": 1000.0, "pct": 66.7}},
         "top": [{"function": "x.py:f", "us": 12.5, "calls": 2.0}],
@@ -149,4 +150,5 @@ def test_the_profile_table_reads_the_json() -> None:
     }
     text = "\n".join(profile_lines({"requests": 3, "state_bytes": 2048, "save": op, "restore": op}))
     assert "auth" in text and "1500" in text and "x.py:f" in text and "<gone>" in text
+    assert "CPU caches emptied first" in text and "1700" in text
     json.dumps(op)  # what the child writes is plain JSON
