@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Iterable
+from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any
 
 from rest_framework.renderers import JSONRenderer
@@ -41,6 +43,8 @@ class CairnJSONRenderer(JSONRenderer):
     def render(
         self, data: Any, accepted_media_type: str | None = None, renderer_context: Any = None
     ) -> bytes:
+        if isinstance(data, RawJSON):  # a whole body already written (`json_object`)
+            return data.encode("utf-8")
         fragments: list[str] = []
         token = secrets.token_hex(8)
         rendered = super().render(_swap(data, fragments, token), accepted_media_type, renderer_context)
@@ -54,3 +58,33 @@ class CairnJSONRenderer(JSONRenderer):
             return fragments[int(match.group(2))].encode("utf-8")
 
         return _MARKER.sub(splice, rendered)
+
+
+_encode_string = encode_basestring_ascii if CairnJSONRenderer.ensure_ascii else encode_basestring
+
+
+def json_scalar(value: str | int | bool | None) -> str:
+    """A string, integer, boolean or null written as CairnJSONRenderer writes it (DRF's JSON settings, and
+    U+2028 and U+2029 escaped as DRF escapes them)."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, str):
+        return _encode_string(value).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    raise TypeError(f"not a JSON scalar: {type(value).__name__}")
+
+
+def json_object(members: Iterable[tuple[str, str]]) -> RawJSON:
+    """A JSON object written from its members' names and JSON texts, in order; rendered as it is. For the
+    hottest bodies (a checkpoint): building the text directly skips a dict, the encoder and the splice."""
+    return RawJSON("{" + ",".join(f"{json_scalar(name)}:{text}" for name, text in members) + "}")
+
+
+def json_array(items: Iterable[str]) -> RawJSON:
+    """A JSON array written from its items' JSON texts, in order."""
+    return RawJSON("[" + ",".join(items) + "]")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -21,7 +22,7 @@ from checkpoints.api.fields import (
     TtlSecondsField,
 )
 from checkpoints.api.pagination import page_serializer
-from checkpoints.api.renderers import RawJSON
+from checkpoints.api.renderers import RawJSON, json_object, json_scalar
 from checkpoints.integrity import CHECKSUM_FIELDS, format_timestamp
 from checkpoints.models import Checkpoint, PendingWrite
 
@@ -145,44 +146,49 @@ def _timestamp(value: datetime | None) -> str | None:
 
 
 def checkpoint_representation(
-    checkpoint: Checkpoint, *, include_state: bool, now: datetime, thread_id: str | None = None
-) -> dict[str, Any]:
-    """The API shape of a checkpoint. Stored JSON is spliced in raw (RawJSON), never re-serialised.
+    checkpoint: Checkpoint,
+    *,
+    include_state: bool,
+    now: datetime,
+    thread_id: str | None = None,
+    more: Iterable[tuple[str, str]] = (),
+) -> RawJSON:
+    """The API shape of a checkpoint, as JSON text (with `more` members after its own): stored JSON is
+    spliced in raw, never re-serialised.
 
     Payloads are null once a checkpoint is unreadable (a tombstone, or past its expiry before any sweep).
     """
     readable = checkpoint.is_readable(now)
-    data: dict[str, Any] = {
-        "thread_id": thread_id or checkpoint.thread.thread_id,
-        "namespace": checkpoint.namespace,
-        "checkpoint_id": checkpoint.checkpoint_id,
-        "parent_id": checkpoint.parent_checkpoint_id,
-        "agent_id": checkpoint.agent_id,
-        "framework": checkpoint.framework,
-        "schema_version": checkpoint.schema_version,
-        "step_index": checkpoint.step_index,
-        "step_name": checkpoint.step_name,
-        "run_id": checkpoint.run_id,
-    }
+    members = [
+        ("thread_id", json_scalar(thread_id or checkpoint.thread.thread_id)),
+        ("namespace", json_scalar(checkpoint.namespace)),
+        ("checkpoint_id", json_scalar(checkpoint.checkpoint_id)),
+        ("parent_id", json_scalar(checkpoint.parent_checkpoint_id)),
+        ("agent_id", json_scalar(checkpoint.agent_id)),
+        ("framework", json_scalar(checkpoint.framework)),
+        ("schema_version", json_scalar(checkpoint.schema_version)),
+        ("step_index", json_scalar(checkpoint.step_index)),
+        ("step_name", json_scalar(checkpoint.step_name)),
+        ("run_id", json_scalar(checkpoint.run_id)),
+    ]
     if include_state:
         for name in ("state", "context", "metadata"):
             text = getattr(checkpoint, name) if readable else None
-            data[name] = RawJSON(text) if text is not None else None
-    data.update(
-        {
-            "handoff_target": checkpoint.handoff_target,
-            "handoff_from": checkpoint.handoff_from,
-            "written_by": checkpoint.written_by,
-            "message_seq": checkpoint.message_seq,
-            "checksum": checkpoint.checksum,
-            "size_bytes": checkpoint.size_bytes,
-            "created_at": _timestamp(checkpoint.created_at),
-            "expires_at": _timestamp(checkpoint.expires_at),
-            "pinned": checkpoint.pinned,
-            "expired_at": _timestamp(checkpoint.effective_expired_at(now)),
-        }
-    )
-    return data
+            members.append((name, "null" if text is None else text))
+    members += [
+        ("handoff_target", json_scalar(checkpoint.handoff_target)),
+        ("handoff_from", json_scalar(checkpoint.handoff_from)),
+        ("written_by", json_scalar(checkpoint.written_by)),
+        ("message_seq", json_scalar(checkpoint.message_seq)),
+        ("checksum", json_scalar(checkpoint.checksum)),
+        ("size_bytes", json_scalar(checkpoint.size_bytes)),
+        ("created_at", json_scalar(_timestamp(checkpoint.created_at))),
+        ("expires_at", json_scalar(_timestamp(checkpoint.expires_at))),
+        ("pinned", json_scalar(checkpoint.pinned)),
+        ("expired_at", json_scalar(_timestamp(checkpoint.effective_expired_at(now)))),
+        *more,
+    ]
+    return json_object(members)
 
 
 class CheckpointSerializer(serializers.Serializer):
@@ -247,16 +253,18 @@ class DiffSerializer(serializers.Serializer):
     )
 
 
-def pending_write_representation(write: PendingWrite) -> dict[str, Any]:
-    return {
-        "task_id": write.task_id,
-        "task_path": write.task_path,
-        "idx": write.idx,
-        "channel": write.channel,
-        "type": write.type,
-        "value": RawJSON(write.value),
-        "created_at": _timestamp(write.created_at),
-    }
+def pending_write_representation(write: PendingWrite) -> RawJSON:
+    return json_object(
+        [
+            ("task_id", json_scalar(write.task_id)),
+            ("task_path", json_scalar(write.task_path)),
+            ("idx", json_scalar(write.idx)),
+            ("channel", json_scalar(write.channel)),
+            ("type", json_scalar(write.type)),
+            ("value", write.value),
+            ("created_at", json_scalar(_timestamp(write.created_at))),
+        ]
+    )
 
 
 class PendingWriteSerializer(serializers.Serializer):

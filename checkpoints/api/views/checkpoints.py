@@ -3,6 +3,7 @@ the workspace-wide timeline and restore by id alone."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.utils import timezone
@@ -13,6 +14,7 @@ from rest_framework.response import Response
 
 from checkpoints.api.filters import CheckpointFilterSet, ThreadCheckpointFilterSet
 from checkpoints.api.pagination import LIMIT_PARAM, PAGE_PARAMS, KeysetPage, parse_limit
+from checkpoints.api.renderers import RawJSON
 from checkpoints.api.serializers.checkpoints import (
     CheckpointCreateSerializer,
     CheckpointHandoffSerializer,
@@ -89,14 +91,23 @@ def verified_response(checkpoint: Checkpoint, *, include_state: bool = True) -> 
     return response
 
 
-def page_representation(checkpoints: list[Checkpoint], *, include_state: bool) -> list[dict[str, Any]]:
-    """A list page. Payloads are only served verified: a page holding an altered row is a 409 naming it."""
+def page_representation(
+    checkpoints: list[Checkpoint],
+    *,
+    include_state: bool,
+    more: Callable[[Checkpoint], Iterable[tuple[str, str]]] | None = None,
+) -> list[RawJSON]:
+    """A list page (with `more`, more members for each checkpoint). Payloads are only served verified: a page
+    holding an altered row is a 409 naming it."""
     now = timezone.now()
     if include_state:
         for checkpoint in checkpoints:
             if checkpoint.is_readable(now):
                 ensure_intact(checkpoint)
-    return [checkpoint_representation(c, include_state=include_state, now=now) for c in checkpoints]
+    return [
+        checkpoint_representation(c, include_state=include_state, now=now, more=more(c) if more else ())
+        for c in checkpoints
+    ]
 
 
 def saved_response(result: SaveResult, *, include_state: bool) -> Response:

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 
 from checkpoints.api.filters import CheckpointFilterSet, filter_queryset
 from checkpoints.api.pagination import PAGE_PARAMS, KeysetPage
+from checkpoints.api.renderers import json_array
 from checkpoints.api.serializers.checkpoints import CheckpointSerializer, pending_write_representation
 from checkpoints.api.serializers.langgraph import (
     LangGraphCheckpointSaveSerializer,
@@ -25,6 +26,7 @@ from checkpoints.api.views.checkpoints import (
     CheckpointSavingView,
     page_representation,
 )
+from checkpoints.models import Checkpoint
 from checkpoints.services.checkpoints import SaveResult
 from checkpoints.services.langgraph import (
     checkpoints_delete_for_runs,
@@ -62,10 +64,13 @@ class LangGraphCheckpointsView(WorkspaceAPIView):
         queryset = filter_queryset(CheckpointFilterSet, params, queryset)
         page = KeysetPage(request, queryset, ["-checkpoint_id", "-id"])
         writes = pending_writes_by_checkpoint(page.results)
-        results = page_representation(page.results, include_state=True)
-        for row, checkpoint in zip(results, page.results, strict=True):
+
+        def pending(checkpoint: Checkpoint) -> list[tuple[str, str]]:
             key = (checkpoint.thread_id, checkpoint.namespace, checkpoint.checkpoint_id)
-            row["pending_writes"] = [pending_write_representation(w) for w in writes.get(key, [])]
+            rows = writes.get(key, [])
+            return [("pending_writes", json_array(pending_write_representation(w) for w in rows))]
+
+        results = page_representation(page.results, include_state=True, more=pending)
         return Response(page.envelope(results))
 
 

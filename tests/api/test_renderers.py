@@ -1,0 +1,62 @@
+"""Bodies written as JSON text (`json_scalar`, `json_object`, `json_array`) are what the renderer would write
+for the same values, byte for byte, and a body already written is rendered as it is."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from checkpoints.api.renderers import CairnJSONRenderer, RawJSON, json_array, json_object, json_scalar
+
+RENDERER = CairnJSONRenderer()
+# What a checkpoint's scalars hold: text of any kind (quotes, backslashes, control characters, U+2028 and
+# U+2029, astral characters), integers of any size, booleans and null.
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.text())
+
+
+def _rendered(value: Any) -> bytes:
+    return RENDERER.render(value, "application/json", {})
+
+
+@given(SCALARS)
+def test_a_scalar_is_written_as_the_renderer_writes_it(value: Any) -> None:
+    # Inside a body: a body of None alone is empty (DRF), which no member is.
+    assert f"[{json_scalar(value)}]".encode() == _rendered([value])
+
+
+@pytest.mark.parametrize(
+    "value", ["line\u2028separator", "para\u2029graph", 'q"uote\\', "\x00\x1f\x7f", "é€😀"]
+)
+def test_the_characters_json_escapes_specially(value: str) -> None:
+    assert f"[{json_scalar(value)}]".encode() == _rendered([value])
+    assert json.loads(json_scalar(value)) == value
+
+
+@given(st.dictionaries(st.text(), SCALARS))
+def test_an_object_is_what_the_renderer_writes_for_the_same_dict(members: dict[str, Any]) -> None:
+    written = json_object((name, json_scalar(value)) for name, value in members.items())
+    assert written.encode("utf-8") == _rendered(members)
+    assert list(json.loads(written)) == list(members)  # members in the order given
+
+
+def test_stored_text_is_spliced_into_an_object_and_an_array_as_it_is() -> None:
+    stored = '{"z":1,"a":[1.50,"\u2028"]}'  # as stored: not re-encoded, so 1.50 and the raw U+2028 stay
+    body = json_object([("state", stored), ("n", json_scalar(3))])
+    assert body == '{"state":' + stored + ',"n":3}'
+    assert json_array([body, "null"]) == "[" + body + ",null]"
+    assert _rendered({"results": [RawJSON(body)]}) == ('{"results":[' + body + "]}").encode("utf-8")
+
+
+def test_a_body_already_written_is_rendered_as_it_is() -> None:
+    body = json_object([("thread_id", json_scalar("t")), ("state", '{"k":"v"}')])
+    assert _rendered(body) == b'{"thread_id":"t","state":{"k":"v"}}'
+    assert RENDERER.render(body, "application/json; indent=4", {}) == body.encode("utf-8")
+
+
+def test_only_json_scalars_are_written() -> None:
+    with pytest.raises(TypeError):
+        json_scalar(1.5)  # type: ignore[arg-type]
