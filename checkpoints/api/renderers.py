@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import secrets
 from collections.abc import Iterable
@@ -66,6 +67,8 @@ _encode_string = encode_basestring_ascii if CairnJSONRenderer.ensure_ascii else 
 def json_scalar(value: str | int | bool | None) -> str:
     """A string, integer, boolean or null written as CairnJSONRenderer writes it (DRF's JSON settings, and
     U+2028 and U+2029 escaped as DRF escapes them)."""
+    if isinstance(value, str):
+        return _encode_string(value).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     if value is None:
         return "null"
     if value is True:
@@ -74,15 +77,18 @@ def json_scalar(value: str | int | bool | None) -> str:
         return "false"
     if isinstance(value, int):
         return int.__repr__(value)
-    if isinstance(value, str):
-        return _encode_string(value).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     raise TypeError(f"not a JSON scalar: {type(value).__name__}")
+
+
+@functools.lru_cache(maxsize=256)
+def _member_name(name: str) -> str:
+    return json_scalar(name) + ":"
 
 
 def json_object(members: Iterable[tuple[str, str]]) -> RawJSON:
     """A JSON object written from its members' names and JSON texts, in order; rendered as it is. For the
     hottest bodies (a checkpoint): building the text directly skips a dict, the encoder and the splice."""
-    return RawJSON("{" + ",".join(f"{json_scalar(name)}:{text}" for name, text in members) + "}")
+    return RawJSON("{" + ",".join(_member_name(name) + text for name, text in members) + "}")
 
 
 def json_array(items: Iterable[str]) -> RawJSON:

@@ -76,7 +76,10 @@ CATEGORIES: dict[str, tuple[str, ...]] = {
         "<method 'update' of '_hashlib.HASH' objects>",
         "<method 'hexdigest' of '_hashlib.HASH' objects>",
     ),
-    "rendering": ("checkpoints.api.renderers:CairnJSONRenderer.render",),
+    "rendering": (
+        "checkpoints.api.renderers:CairnJSONRenderer.render",
+        "checkpoints.api.serializers.checkpoints:checkpoint_representation",
+    ),
 }
 REST = "server framework (the rest)"
 TOP = 10
