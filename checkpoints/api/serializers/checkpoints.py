@@ -159,6 +159,11 @@ def checkpoint_representation(
     Payloads are null once a checkpoint is unreadable (a tombstone, or past its expiry before any sweep).
     """
     readable = checkpoint.is_readable(now)
+    payloads = []
+    if include_state:
+        for name in ("state", "context", "metadata"):
+            text = getattr(checkpoint, name) if readable else None
+            payloads.append((name, "null" if text is None else text))
     members = [
         ("thread_id", json_scalar(thread_id or checkpoint.thread.thread_id)),
         ("namespace", json_scalar(checkpoint.namespace)),
@@ -170,12 +175,7 @@ def checkpoint_representation(
         ("step_index", json_scalar(checkpoint.step_index)),
         ("step_name", json_scalar(checkpoint.step_name)),
         ("run_id", json_scalar(checkpoint.run_id)),
-    ]
-    if include_state:
-        for name in ("state", "context", "metadata"):
-            text = getattr(checkpoint, name) if readable else None
-            members.append((name, "null" if text is None else text))
-    members += [
+        *payloads,
         ("handoff_target", json_scalar(checkpoint.handoff_target)),
         ("handoff_from", json_scalar(checkpoint.handoff_from)),
         ("written_by", json_scalar(checkpoint.written_by)),
