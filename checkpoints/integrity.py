@@ -46,6 +46,8 @@ CHECKSUM_FIELDS: tuple[str, ...] = tuple(
 PAYLOAD_FIELDS: frozenset[str] = frozenset({"state", "context", "metadata"})
 
 _encoder = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+# How that encoder writes a string (ensure_ascii=False): quoted, with only `"`, `\\` and controls escaped.
+_json_string = json.encoder.encode_basestring
 
 
 class CanonicalEncodingError(ValueError):
@@ -120,6 +122,19 @@ def record_checksum(record: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical_bytes(document)).hexdigest()
 
 
+def _scalar_json(value: Any) -> str:
+    """`canonical_json` of a record's scalar: strings, integers and null written as the encoder writes them,
+    without its dispatch (a lone surrogate is refused when the whole record is encoded)."""
+    if value is None:
+        return "null"
+    kind = type(value)
+    if kind is str:
+        return _json_string(value)
+    if kind is int:
+        return int.__repr__(value)
+    return canonical_json(value)
+
+
 def record_checksum_from_parts(scalars: Mapping[str, Any], payloads: Mapping[str, str | None]) -> str:
     """SHA-256 (hex) of a record whose JSON documents are already canonical text (how the server stores them).
 
@@ -131,6 +146,10 @@ def record_checksum_from_parts(scalars: Mapping[str, Any], payloads: Mapping[str
             text = payloads[field]
             encoded = "null" if text is None else text
         else:
-            encoded = canonical_json(_scalar(field, scalars[field]))
+            encoded = _scalar_json(_scalar(field, scalars[field]))
         parts.append(f'"{field}":{encoded}')
-    return hashlib.sha256(("{" + ",".join(parts) + "}").encode("utf-8")).hexdigest()
+    try:
+        record = ("{" + ",".join(parts) + "}").encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate: not valid UTF-8
+        raise CanonicalEncodingError(str(exc)) from exc
+    return hashlib.sha256(record).hexdigest()

@@ -62,6 +62,33 @@ def test_it_gives_the_same_digest_from_stored_canonical_parts() -> None:
     assert record_checksum_from_parts(scalars, payloads) == record_checksum(RECORD)
 
 
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("agent_id", 'quote " backslash \\ tab \t nul \x00 line \u2028 é 決'),
+        ("step_index", -(2**63)),
+        ("step_index", 2**64),
+        ("step_index", True),  # not an int to JSON: written as the encoder writes it
+        ("parent_id", "x" * 10_000),
+    ],
+)
+def test_the_parts_write_each_scalar_as_the_whole_record_does(field: str, value: object) -> None:
+    record = dict(RECORD, **{field: value})
+    payloads = {name: canonical_json(record[name]) for name in ("state", "context", "metadata")}
+    scalars = {k: v for k, v in record.items() if k not in payloads}
+    assert record_checksum_from_parts(scalars, payloads) == record_checksum(record)
+
+
+@pytest.mark.parametrize("field", ["agent_id", "thread_id", "step_name"])
+def test_the_parts_refuse_a_lone_surrogate_in_a_scalar(field: str) -> None:
+    payloads = {name: canonical_json(RECORD[name]) for name in ("state", "context", "metadata")}
+    scalars = {k: v for k, v in RECORD.items() if k not in payloads}
+    with pytest.raises(CanonicalEncodingError):
+        record_checksum_from_parts(dict(scalars, **{field: "a\ud800b"}), payloads)
+    with pytest.raises(CanonicalEncodingError):
+        record_checksum(dict(RECORD, **{field: "a\ud800b"}))
+
+
 @pytest.mark.parametrize("field", [f for f in CHECKSUM_FIELDS if f != "created_at"])
 def test_it_changes_when_any_field_changes(field: str) -> None:
     altered: dict[str, Any] = dict(RECORD)

@@ -239,10 +239,54 @@ def _prepared_cursor_class() -> type:
     return PreparedCursor
 
 
-def adapted(instance: models.Model, fields: Sequence[models.Field[Any, Any]]) -> list[Any]:
-    """The fields' values as the database takes them (Django's own per-field preparation)."""
+# Django's own field classes whose preparation for the database (`get_db_prep_save`) gives back a value of
+# this exact type, or None, as it is. Such values skip it; a subclass of these, any other field and any other
+# value are prepared by Django.
+_KEPT_AS_IS: dict[type[models.Field[Any, Any]], type] = {
+    models.CharField: str,
+    models.TextField: str,
+    models.IntegerField: int,
+    models.BigIntegerField: int,
+    models.PositiveIntegerField: int,
+    models.PositiveBigIntegerField: int,
+    models.AutoField: int,
+    models.BigAutoField: int,
+    models.BooleanField: bool,
+}
+
+
+class Prepared(NamedTuple):
+    """How one field's value is prepared for a statement: its attribute, and the type kept as it is."""
+
+    attname: str
+    kept: type | None
+    field: models.Field[Any, Any]
+
+
+def preparation(fields: Sequence[models.Field[Any, Any]]) -> tuple[Prepared, ...]:
+    """For `adapted`: worked out once per statement's field list."""
+
+    def kept(field: models.Field[Any, Any]) -> type | None:
+        target = field.target_field if type(field) is models.ForeignKey else field
+        return _KEPT_AS_IS.get(type(target))
+
+    return tuple(Prepared(field.attname, kept(field), field) for field in fields)
+
+
+def adapted(instance: models.Model, fields: Sequence[Prepared]) -> list[Any]:
+    """The fields' values as the database takes them: Django's own per-field preparation, skipped for the
+    values it would give back as they are (`_KEPT_AS_IS`)."""
     db = connections[DEFAULT_DB_ALIAS]  # once: through `django.db.connection`, each field would look it up
-    return [field.get_db_prep_save(getattr(instance, field.attname), db) for field in fields]
+    values = []
+    for attname, kept, field in fields:
+        value = getattr(instance, attname)
+        if kept is None or (value is not None and type(value) is not kept):
+            value = field.get_db_prep_save(value, db)
+        values.append(value)
+    return values
+
+
+_INSERT_PREPARED = preparation(_INSERT_FIELDS)
 
 
 def adapt_datetime(value: Any) -> Any:
@@ -312,7 +356,7 @@ def insert_checkpoint(
     still as seen and the id is free: one statement on PostgreSQL, two or more on SQLite
     (no data-modifying CTEs; it runs inside the save's transaction). Returns the new primary key and
     message_seq, or None if the thread changed (parts stored then are left to the collector)."""
-    values = adapted(checkpoint, _INSERT_FIELDS)
+    values = adapted(checkpoint, _INSERT_PREPARED)
     updated_at, expires_at = thread_touched
     touch = [
         adapt_datetime(updated_at),
