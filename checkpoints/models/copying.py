@@ -1,13 +1,16 @@
-"""Model instances copied or loaded for the hot path, without the work of building one (README,
+"""Model instances built, copied or loaded for the hot path, without the work of building one (README,
 "Performance")."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable, Sequence
-from typing import Any, TypeVar
+from functools import cache
+from typing import Any, NamedTuple, TypeVar
 
 from django.db import models
 from django.db.models.base import ModelState
+from django.db.models.query_utils import DeferredAttribute
 from django.db.models.signals import post_init, pre_init
 
 M = TypeVar("M", bound=models.Model)
@@ -51,4 +54,53 @@ def model_from_row(model: type[M], alias: str, attnames: Sequence[str], values: 
     instance = object.__new__(model)
     instance.__dict__["_state"] = state  # first, as Model.__init__ sets it
     instance.__dict__.update(zip(attnames, values, strict=True))
+    return instance
+
+
+class _Built(NamedTuple):
+    """How `model_new` sets one concrete field: by `name` when a related object is given under it, else its
+    attribute, straight into the instance where the class's attribute is Django's plain `DeferredAttribute`
+    (it has no setter), through `setattr` otherwise."""
+
+    name: str | None
+    attname: str
+    direct: bool
+    field: models.Field[Any, Any]
+
+
+@cache
+def _building(model: type[models.Model]) -> tuple[_Built, ...]:
+    return tuple(
+        _Built(
+            field.name if field.is_relation else None,
+            field.attname,
+            type(inspect.getattr_static(model, field.attname)) is DeferredAttribute,
+            field,
+        )
+        for field in model._meta.concrete_fields
+        if not field.generated
+    )
+
+
+def model_new(model: type[M], /, **values: Any) -> M:
+    """What `model(**values)` makes of keyword arguments naming fields (a related object by the relation's
+    name, or its key by the attribute): an unsaved instance, every field not given at its default. Without
+    `Model.__init__`'s general path (positional arguments, properties) and its `pre_init` and `post_init`;
+    where either signal has a receiver for the model, it is `model(**values)`."""
+    if pre_init.has_listeners(model) or post_init.has_listeners(model):
+        return model(**values)
+    instance = object.__new__(model)
+    attributes = instance.__dict__
+    attributes["_state"] = ModelState()  # first, as Model.__init__ sets it
+    for name, attname, direct, field in _building(model):
+        if name is not None and name in values:
+            setattr(instance, name, values.pop(name))  # the relation's descriptor caches the object
+            continue
+        value = values.pop(attname) if attname in values else field.get_default()
+        if direct:
+            attributes[attname] = value
+        else:
+            setattr(instance, attname, value)
+    if values:
+        raise TypeError(f"{model.__qualname__}() got unexpected keyword arguments: {', '.join(values)}")
     return instance

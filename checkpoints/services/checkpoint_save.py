@@ -30,7 +30,7 @@ from checkpoints.exceptions import Conflict, Gone, NotFound, PreconditionFailed,
 from checkpoints.ids import new_id
 from checkpoints.integrity import CanonicalEncodingError, canonical_json
 from checkpoints.models import Checkpoint, Thread, Workspace
-from checkpoints.models.copying import model_copy
+from checkpoints.models.copying import model_copy, model_new
 from checkpoints.packing import Packed
 from checkpoints.services import hot_sql, thread_memo
 from checkpoints.services.checkpoint_reads import checkpoint_compute_checksum
@@ -279,7 +279,8 @@ def save_encoded(
     if ttl_seconds is UNSET:
         ttl_seconds = workspace.default_ttl_seconds
 
-    checkpoint = Checkpoint(
+    checkpoint = model_new(
+        Checkpoint,
         workspace=workspace,
         thread=thread,
         namespace=namespace,

@@ -1,15 +1,17 @@
 """`model_copy` gives what `copy.copy` gives a model instance, with the related objects it names copied;
-`model_part` and `model_from_row` what `Model.from_db` gives."""
+`model_part` and `model_from_row` what `Model.from_db` gives; `model_new` what the model's constructor
+gives."""
 
 from __future__ import annotations
 
 import copy
+from datetime import UTC, datetime
 
 import pytest
 from django.db.models.signals import post_init
 
-from checkpoints.models import ApiKey, Workspace
-from checkpoints.models.copying import model_copy, model_from_row, model_part
+from checkpoints.models import ApiKey, Checkpoint, Thread, Workspace
+from checkpoints.models.copying import model_copy, model_from_row, model_new, model_part
 from checkpoints.services.workspaces import api_key_create
 
 pytestmark = pytest.mark.django_db
@@ -116,3 +118,63 @@ def test_a_row_must_hold_every_field(key: ApiKey) -> None:
     attnames, values = _whole_row(key)
     with pytest.raises(ValueError):
         model_from_row(ApiKey, "default", attnames, values[:-1])
+
+
+def _checkpoint_fields(key: ApiKey) -> dict[str, object]:
+    thread = Thread.objects.create(workspace=key.workspace, thread_id="t")
+    return {
+        "workspace": key.workspace,
+        "thread": thread,
+        "checkpoint_id": "c",
+        "agent_id": "agent",
+        "step_index": 2,
+        "state": "{}",
+        "created_at": datetime(2026, 1, 2, tzinfo=UTC),
+    }
+
+
+def test_a_new_instance_is_what_the_constructor_makes(key: ApiKey) -> None:
+    fields = _checkpoint_fields(key)
+    ours, theirs = model_new(Checkpoint, **fields), Checkpoint(**fields)
+    assert type(ours) is Checkpoint
+    assert list(vars(ours)) == list(vars(theirs))  # the same attributes, set in the same order
+    assert {k: v for k, v in vars(ours).items() if k != "_state"} == {
+        k: v for k, v in vars(theirs).items() if k != "_state"
+    }
+    # Setting a related object also picks the database, as it does in the constructor.
+    assert (
+        (ours._state.db, ours._state.adding) == (theirs._state.db, theirs._state.adding) == ("default", True)
+    )
+    assert ours._state.fields_cache == theirs._state.fields_cache
+    assert ours.thread is fields["thread"] and ours.workspace_id == key.workspace_id
+    assert (ours.message_seq, ours.pinned, ours.framework) == (0, False, Checkpoint.Framework.CUSTOM)
+    ours.save()
+    assert Checkpoint.objects.get(pk=ours.pk).step_index == 2
+
+
+def test_a_new_instance_takes_a_related_key_by_its_attribute(key: ApiKey) -> None:
+    fields = _checkpoint_fields(key)
+    thread = fields.pop("thread")
+    assert isinstance(thread, Thread)
+    ours = model_new(Checkpoint, **fields, thread_id=thread.pk)
+    assert vars(ours)["thread_id"] == thread.pk and "thread" not in ours._state.fields_cache
+    assert ours.thread == thread  # loaded on first use, as Django does
+
+
+def test_a_new_instance_refuses_what_is_not_a_field(key: ApiKey) -> None:
+    with pytest.raises(TypeError, match="surname"):
+        model_new(Checkpoint, **_checkpoint_fields(key), surname="x")
+
+
+def test_a_new_instance_goes_through_the_constructor_where_init_signals_are_received(key: ApiKey) -> None:
+    received: list[object] = []
+
+    def on_init(sender: type, instance: object, **kwargs: object) -> None:
+        received.append(instance)
+
+    post_init.connect(on_init, sender=Checkpoint)
+    try:
+        built = model_new(Checkpoint, **_checkpoint_fields(key))
+    finally:
+        post_init.disconnect(on_init, sender=Checkpoint)
+    assert len(received) == 1 and received[0] is built

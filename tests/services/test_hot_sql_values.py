@@ -58,8 +58,8 @@ def test_every_field_is_prepared_as_django_prepares_it(checkpoint: Checkpoint, m
 
 def test_values_of_another_type_still_go_through_django(checkpoint: Checkpoint) -> None:
     fields = _fields(Checkpoint, with_pk=False)
-    checkpoint.step_index = "7"  # type: ignore[assignment] # Django's IntegerField makes it 7
-    checkpoint.pinned = 1  # type: ignore[assignment] # and BooleanField True
+    checkpoint.step_index = "7"  # Django's IntegerField makes it 7
+    checkpoint.pinned = 1  # type: ignore[assignment] # BooleanField makes it True
     values = adapted(checkpoint, preparation(fields))
     assert values == prepared_by_django(checkpoint, fields)
     names = [field.attname for field in fields]
@@ -67,7 +67,7 @@ def test_values_of_another_type_still_go_through_django(checkpoint: Checkpoint) 
 
 
 def test_only_djangos_own_field_classes_are_skipped() -> None:
-    class Shouting(models.CharField):  # type: ignore[type-arg]
+    class Shouting(models.CharField):
         def get_prep_value(self, value: Any) -> Any:
             return None if value is None else str(value).upper()
 
