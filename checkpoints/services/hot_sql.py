@@ -10,6 +10,7 @@ services; this module only fetches and stores. See docs/architecture.md, "The ho
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -210,9 +211,12 @@ def _postgres() -> bool:
 
 
 def cursor() -> Any:
-    """A cursor for these statements. On PostgreSQL it binds parameters server-side and prepares every
-    statement (Django's own cursors interpolate on the client and never prepare); it is wrapped like any
-    Django cursor, so it counts in tests and maps errors the same way. While queries are logged (DEBUG,
+    """A cursor for these statements, for `with cursor() as c:`. On PostgreSQL it binds parameters
+    server-side and prepares every statement (Django's own cursors interpolate on the client and never
+    prepare); it is wrapped like any Django cursor, so it counts in tests and maps errors the same way. It
+    is kept and used again on the same connection of the same thread (psycopg keeps, per cursor, the
+    loaders and dumpers it looked up for the statements' columns and values): leaving the `with` does not
+    close it, and it holds its last result until the next statement. While queries are logged (DEBUG,
     tests capturing queries) Django's own cursor runs them, so the log shows each one whole, ready to
     EXPLAIN."""
     db = connections[DEFAULT_DB_ALIAS]  # once: each `django.db.connection.x` looks up the thread's connection
@@ -220,10 +224,35 @@ def cursor() -> Any:
         return db.cursor()
     db.close_if_health_check_failed()
     db.ensure_connection()
+    kept: tuple[Any, Any] | None = getattr(_kept, "cursor", None)  # (psycopg connection, wrapped cursor)
+    if kept is not None and kept[0] is db.connection and not kept[1].cursor.closed:
+        db.validate_thread_sharing()
+        return _Open(kept[1])
     with db.wrap_database_errors:
         raw = _prepared_cursor_class()(db.connection)
         # Django's own wrapping of a new cursor (private: BaseDatabaseWrapper._cursor does the same).
-        return db._prepare_cursor(raw)  # type: ignore[attr-defined]
+        wrapped = db._prepare_cursor(raw)  # type: ignore[attr-defined]
+    _kept.cursor = (db.connection, wrapped)
+    return _Open(wrapped)
+
+
+# The hot cursor of each thread's connection (Django's connections are per thread too).
+_kept = threading.local()
+
+
+class _Open:
+    """`with` around a kept cursor: gives it, and leaves it open."""
+
+    __slots__ = ("_cursor",)
+
+    def __init__(self, kept: Any) -> None:
+        self._cursor = kept
+
+    def __enter__(self) -> Any:
+        return self._cursor
+
+    def __exit__(self, *exc: object) -> None:
+        return None
 
 
 @cache
