@@ -5,9 +5,12 @@ gives."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 
 import pytest
+from django.db.models import Model
 from django.db.models.signals import post_init
 
 from checkpoints.models import ApiKey, Checkpoint, Thread, Workspace
@@ -98,17 +101,24 @@ def test_a_row_is_what_from_db_makes_of_it(key: ApiKey) -> None:
     assert ApiKey.objects.get(pk=key.pk).name == "saved"
 
 
-def test_a_row_goes_through_from_db_where_init_signals_are_received(key: ApiKey) -> None:
+@contextmanager
+def post_init_received(model: type[Model]) -> Iterator[list[object]]:
+    """The instances `post_init` is sent for while a receiver for `model` is connected."""
     received: list[object] = []
 
     def on_init(sender: type, instance: object, **kwargs: object) -> None:
         received.append(instance)
 
-    post_init.connect(on_init, sender=ApiKey)
+    post_init.connect(on_init, sender=model)
     try:
-        loaded = model_from_row(ApiKey, "default", *_whole_row(key))
+        yield received
     finally:
-        post_init.disconnect(on_init, sender=ApiKey)
+        post_init.disconnect(on_init, sender=model)
+
+
+def test_a_row_goes_through_from_db_where_init_signals_are_received(key: ApiKey) -> None:
+    with post_init_received(ApiKey) as received:
+        loaded = model_from_row(ApiKey, "default", *_whole_row(key))
     assert len(received) == 1 and received[0] is loaded
     model_from_row(ApiKey, "default", *_whole_row(key))  # disconnected: built directly, no signal
     assert len(received) == 1
@@ -167,14 +177,6 @@ def test_a_new_instance_refuses_what_is_not_a_field(key: ApiKey) -> None:
 
 
 def test_a_new_instance_goes_through_the_constructor_where_init_signals_are_received(key: ApiKey) -> None:
-    received: list[object] = []
-
-    def on_init(sender: type, instance: object, **kwargs: object) -> None:
-        received.append(instance)
-
-    post_init.connect(on_init, sender=Checkpoint)
-    try:
+    with post_init_received(Checkpoint) as received:
         built = model_new(Checkpoint, **_checkpoint_fields(key))
-    finally:
-        post_init.disconnect(on_init, sender=Checkpoint)
     assert len(received) == 1 and received[0] is built
