@@ -269,17 +269,12 @@ def _prepared_cursor_class() -> type:
 
 
 # Django's own field classes whose preparation for the database (`get_db_prep_save`) gives back a value of
-# this exact type, or None, as it is. Such values skip it; a subclass of these, any other field and any other
-# value are prepared by Django.
+# this exact type, or None, as it is, on every backend. Such values skip it; a subclass of these, any other
+# field and any other value are prepared by Django. (Not integers: on psycopg 3 Django sends each as the
+# column's own integer type.)
 _KEPT_AS_IS: dict[type[models.Field[Any, Any]], type] = {
     models.CharField: str,
     models.TextField: str,
-    models.IntegerField: int,
-    models.BigIntegerField: int,
-    models.PositiveIntegerField: int,
-    models.PositiveBigIntegerField: int,
-    models.AutoField: int,
-    models.BigAutoField: int,
     models.BooleanField: bool,
 }
 
@@ -295,11 +290,7 @@ class Prepared(NamedTuple):
 def preparation(fields: Sequence[models.Field[Any, Any]]) -> tuple[Prepared, ...]:
     """For `adapted`: worked out once per statement's field list."""
 
-    def kept(field: models.Field[Any, Any]) -> type | None:
-        target = field.target_field if type(field) is models.ForeignKey else field
-        return _KEPT_AS_IS.get(type(target))
-
-    return tuple(Prepared(field.attname, kept(field), field) for field in fields)
+    return tuple(Prepared(field.attname, _KEPT_AS_IS.get(type(field)), field) for field in fields)
 
 
 def adapted(instance: models.Model, fields: Sequence[Prepared]) -> list[Any]:
