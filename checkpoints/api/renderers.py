@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any
 
+from django.http import HttpResponse
 from rest_framework.renderers import JSONRenderer
 
 # A spliced fragment's placeholder once rendered: `"\u0000<token>:<n>\u0000"`. Compiled once, not per
@@ -94,3 +95,13 @@ def json_object(members: Iterable[tuple[str, str]]) -> RawJSON:
 def json_array(items: Iterable[str]) -> RawJSON:
     """A JSON array written from its items' JSON texts, in order."""
     return RawJSON("[" + ",".join(items) + "]")
+
+
+_CONTENT_TYPE = f"{CairnJSONRenderer.media_type}; charset={CairnJSONRenderer.charset}"
+
+
+def written_response(body: RawJSON, status: int = 200, headers: dict[str, str] | None = None) -> HttpResponse:
+    """A body already written whole (`json_object`, `json_array`) as the response DRF's `Response` gives it
+    through CairnJSONRenderer (the same bytes and Content-Type), without its rendering pass: the hot
+    answers (a checkpoint saved or restored, a task's writes) skip it (README, "Performance")."""
+    return HttpResponse(body.encode("utf-8"), status=status, headers=headers, content_type=_CONTENT_TYPE)

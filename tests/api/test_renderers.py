@@ -1,5 +1,6 @@
 """Bodies written as JSON text (`json_scalar`, `json_object`, `json_array`) are what the renderer would write
-for the same values, byte for byte, and a body already written is rendered as it is."""
+for the same values, byte for byte, a body already written is rendered as it is, and `written_response` answers
+what DRF's `Response` answers for it."""
 
 from __future__ import annotations
 
@@ -7,10 +8,21 @@ import json
 from typing import Any
 
 import pytest
+from django.http import HttpResponse
 from hypothesis import given
 from hypothesis import strategies as st
+from rest_framework.response import Response
+from rest_framework.test import APIRequestFactory
+from rest_framework.views import APIView
 
-from checkpoints.api.renderers import CairnJSONRenderer, RawJSON, json_array, json_object, json_scalar
+from checkpoints.api.renderers import (
+    CairnJSONRenderer,
+    RawJSON,
+    json_array,
+    json_object,
+    json_scalar,
+    written_response,
+)
 
 RENDERER = CairnJSONRenderer()
 # What a checkpoint's scalars hold: text of any kind (quotes, backslashes, control characters, U+2028 and
@@ -55,6 +67,38 @@ def test_a_body_already_written_is_rendered_as_it_is() -> None:
     body = json_object([("thread_id", json_scalar("t")), ("state", '{"k":"v"}')])
     assert _rendered(body) == b'{"thread_id":"t","state":{"k":"v"}}'
     assert RENDERER.render(body, "application/json; indent=4", {}) == body.encode("utf-8")
+
+
+class _Answer(APIView):
+    """Answers the body it is given, through DRF's Response or as `written_response`."""
+
+    authentication_classes: list[type] = []
+    permission_classes: list[type] = []
+    throttle_classes: list[type] = []
+    body = RawJSON("{}")
+    written = False
+
+    def get(self, request: Any) -> HttpResponse:
+        headers = {"ETag": '"c1"', "Location": "/api/v1/x/"}
+        if self.written:
+            return written_response(self.body, 201, headers=headers)
+        return Response(self.body, status=201, headers=headers)
+
+
+@pytest.mark.parametrize("accept", [None, "application/json", "*/*", "application/json; indent=4"])
+def test_a_written_response_is_what_drf_answers_for_the_same_body(accept: str | None) -> None:
+    body = json_object([("thread_id", json_scalar("t\u2028é")), ("state", '{"k":[1.50,"😀"]}')])
+    extra = {} if accept is None else {"HTTP_ACCEPT": accept}
+    answers = []
+    for written in (False, True):
+        view = _Answer.as_view(body=body, written=written)
+        response = view(APIRequestFactory().get("/api/v1/x/", **extra))
+        if isinstance(response, Response):
+            response.render()
+        answers.append((response.status_code, response.content, sorted(response.items())))
+    assert answers[0] == answers[1]
+    assert answers[1][1] == body.encode("utf-8")
+    assert ("Content-Type", "application/json; charset=utf-8") in answers[1][2]
 
 
 def test_only_json_scalars_are_written() -> None:

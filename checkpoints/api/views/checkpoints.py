@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from django.http import HttpResponse
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
@@ -14,7 +15,7 @@ from rest_framework.response import Response
 
 from checkpoints.api.filters import CheckpointFilterSet, ThreadCheckpointFilterSet
 from checkpoints.api.pagination import LIMIT_PARAM, PAGE_PARAMS, KeysetPage, parse_limit
-from checkpoints.api.renderers import RawJSON
+from checkpoints.api.renderers import RawJSON, json_array, json_object, written_response
 from checkpoints.api.serializers.checkpoints import (
     CheckpointCreateSerializer,
     CheckpointHandoffSerializer,
@@ -79,16 +80,16 @@ def checkpoint_gone(checkpoint: Checkpoint) -> Gone:
     )
 
 
-def verified_response(checkpoint: Checkpoint, *, include_state: bool = True) -> Response:
+def verified_response(checkpoint: Checkpoint, *, include_state: bool = True) -> HttpResponse:
     """A restore: 410 if unreadable, 409 if the re-hash disagrees, else 200 + X-Checksum-Verified."""
     now = timezone.now()
     if not checkpoint.is_readable(now):
         raise checkpoint_gone(checkpoint)
     ensure_intact(checkpoint)
-    response = Response(checkpoint_representation(checkpoint, include_state=include_state, now=now))
-    response["X-Checksum-Verified"] = "true"
-    response["ETag"] = f'"{checkpoint.checkpoint_id}"'
-    return response
+    return written_response(
+        checkpoint_representation(checkpoint, include_state=include_state, now=now),
+        headers={"X-Checksum-Verified": "true", "ETag": f'"{checkpoint.checkpoint_id}"'},
+    )
 
 
 def page_representation(
@@ -110,10 +111,10 @@ def page_representation(
     ]
 
 
-def saved_response(result: SaveResult, *, include_state: bool) -> Response:
+def saved_response(result: SaveResult, *, include_state: bool) -> HttpResponse:
     body = checkpoint_representation(result.checkpoint, include_state=include_state, now=timezone.now())
     code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
-    return Response(body, status=code, headers={"Location": checkpoint_url(result.checkpoint)})
+    return written_response(body, code, headers={"Location": checkpoint_url(result.checkpoint)})
 
 
 def save_arguments(data: dict[str, Any], query_namespace: str | None, *, written_by: str) -> dict[str, Any]:
@@ -140,7 +141,7 @@ def save_arguments(data: dict[str, Any], query_namespace: str | None, *, written
 # A view that saves one checkpoint from its body (`POST checkpoints/`, `PUT state/`, the LangGraph save);
 # `store` is the save service call. (A comment, not a docstring: the OpenAPI document would show it.)
 class CheckpointSavingView(WorkspaceAPIView):
-    def save_from_body(self, serializer_class: type[Any], thread_id: str) -> Response:
+    def save_from_body(self, serializer_class: type[Any], thread_id: str) -> HttpResponse:
         # Every input is checked before the save: a 400 must never answer a save that was committed.
         include_state = self.query_bool("include_state", default=True)
         data = self.validated(serializer_class)
@@ -169,7 +170,7 @@ class ThreadCheckpointsView(CheckpointSavingView):
         ],
         responses=CheckpointPageSerializer,
     )
-    def get(self, request: Request, thread_id: str) -> Response:
+    def get(self, request: Request, thread_id: str) -> HttpResponse:
         thread = thread_get(workspace=self.workspace, thread_id=thread_id, user_id=self.query_user_id())
         include_state = self.query_bool("include_state")
         queryset = checkpoint_timeline(
@@ -190,7 +191,7 @@ class ThreadCheckpointsView(CheckpointSavingView):
         responses={201: CheckpointSerializer, 200: CheckpointSerializer},
         parameters=[USER_PARAM, SAVE_NAMESPACE_PARAM, INCLUDE_STATE_PARAM],
     )
-    def post(self, request: Request, thread_id: str) -> Response:
+    def post(self, request: Request, thread_id: str) -> HttpResponse:
         return self.save_from_body(CheckpointCreateSerializer, thread_id)
 
 
@@ -221,7 +222,7 @@ class CheckpointDetailView(CheckpointResourceView):
         parameters=[USER_PARAM, NAMESPACE_PARAM],
         responses={200: CheckpointSerializer},
     )
-    def get(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
+    def get(self, request: Request, thread_id: str, checkpoint_id: str) -> HttpResponse:
         return verified_response(self._get(thread_id, checkpoint_id))
 
     @extend_schema(
@@ -229,7 +230,7 @@ class CheckpointDetailView(CheckpointResourceView):
         parameters=[USER_PARAM, NAMESPACE_PARAM],
         responses={204: None},
     )
-    def delete(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
+    def delete(self, request: Request, thread_id: str, checkpoint_id: str) -> HttpResponse:
         checkpoint_expire(checkpoint=self._get_readable(thread_id, checkpoint_id), actor=self.actor)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -241,7 +242,7 @@ class CheckpointTtlView(CheckpointResourceView):
         parameters=[USER_PARAM, NAMESPACE_PARAM],
         responses={200: CheckpointSerializer},
     )
-    def post(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
+    def post(self, request: Request, thread_id: str, checkpoint_id: str) -> HttpResponse:
         checkpoint = self._get_readable(thread_id, checkpoint_id)
         data = self.validated(CheckpointTtlSerializer)
         updated = checkpoint_set_ttl(
@@ -250,7 +251,7 @@ class CheckpointTtlView(CheckpointResourceView):
             ttl_seconds=data.get("ttl_seconds", UNSET),
             pinned=data.get("pinned", UNSET),
         )
-        return Response(checkpoint_representation(updated, include_state=False, now=timezone.now()))
+        return written_response(checkpoint_representation(updated, include_state=False, now=timezone.now()))
 
 
 class CheckpointHandoffView(CheckpointResourceView):
@@ -260,7 +261,7 @@ class CheckpointHandoffView(CheckpointResourceView):
         parameters=[USER_PARAM, NAMESPACE_PARAM],
         responses={201: CheckpointSerializer},
     )
-    def post(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
+    def post(self, request: Request, thread_id: str, checkpoint_id: str) -> HttpResponse:
         source = self._get_readable(thread_id, checkpoint_id)
         data = self.validated(CheckpointHandoffSerializer)
         handed = checkpoint_handoff(
@@ -289,7 +290,7 @@ class CheckpointDiffView(CheckpointResourceView):
         ],
         responses={200: DiffSerializer},
     )
-    def get(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
+    def get(self, request: Request, thread_id: str, checkpoint_id: str) -> HttpResponse:
         checkpoint = self._get_readable(thread_id, checkpoint_id)
         params = request.query_params
         against_id = params.get("against") or checkpoint.parent_checkpoint_id
@@ -322,7 +323,7 @@ class CheckpointLineageView(CheckpointResourceView):
         parameters=[USER_PARAM, NAMESPACE_PARAM, LIMIT_PARAM],
         responses={200: CheckpointPageSerializer},
     )
-    def get(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
+    def get(self, request: Request, thread_id: str, checkpoint_id: str) -> HttpResponse:
         checkpoint = self._get(thread_id, checkpoint_id)
         ancestors, has_more = checkpoint_lineage(checkpoint=checkpoint, limit=parse_limit(request))
         now = timezone.now()
@@ -346,7 +347,7 @@ class CheckpointWritesView(WorkspaceAPIView):
         ],
         responses={200: PendingWriteListSerializer},
     )
-    def get(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
+    def get(self, request: Request, thread_id: str, checkpoint_id: str) -> HttpResponse:
         thread = thread_get(workspace=self.workspace, thread_id=thread_id, user_id=self.query_user_id())
         namespace = self.query_namespace() or ""
         pending_writes_ensure_target_readable(thread=thread, namespace=namespace, checkpoint_id=checkpoint_id)
@@ -364,7 +365,7 @@ class CheckpointWritesView(WorkspaceAPIView):
         ],
         responses={201: PendingWriteListSerializer},
     )
-    def post(self, request: Request, thread_id: str, checkpoint_id: str) -> Response:
+    def post(self, request: Request, thread_id: str, checkpoint_id: str) -> HttpResponse:
         data = self.validated(PendingWritesCreateSerializer)
         namespace = self.query_namespace() or ""
         # What is stored for the task now (earlier ordinary writes win over a retry's).
@@ -378,8 +379,9 @@ class CheckpointWritesView(WorkspaceAPIView):
             writes=data["writes"],
             user_id=self.query_user_id(),
         )
-        body = {"results": [pending_write_representation(w) for w in writes], "next": None, "previous": None}
-        return Response(body, status=status.HTTP_201_CREATED)
+        results = json_array(pending_write_representation(w) for w in writes)
+        body = json_object([("results", results), ("next", "null"), ("previous", "null")])
+        return written_response(body, status.HTTP_201_CREATED)
 
 
 class WorkspaceCheckpointsView(WorkspaceAPIView):
@@ -391,7 +393,7 @@ class WorkspaceCheckpointsView(WorkspaceAPIView):
         parameters=[OpenApiParameter("namespace", str), INCLUDE_STATE_PARAM, TOMBSTONES_PARAM, *PAGE_PARAMS],
         responses=CheckpointPageSerializer,
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: Request) -> HttpResponse:
         include_state = self.query_bool("include_state")
         queryset = workspace_timeline(
             workspace=self.workspace,
@@ -408,5 +410,5 @@ class CheckpointByIdView(WorkspaceAPIView):
         summary="Restore by checkpoint_id alone (409 ambiguous_id if copies exist in several threads)",
         responses={200: CheckpointSerializer},
     )
-    def get(self, request: Request, checkpoint_id: str) -> Response:
+    def get(self, request: Request, checkpoint_id: str) -> HttpResponse:
         return verified_response(checkpoint_get_by_id(workspace=self.workspace, checkpoint_id=checkpoint_id))

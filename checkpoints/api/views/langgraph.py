@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -82,7 +83,7 @@ class LangGraphCheckpointSaveView(CheckpointSavingView):
         parameters=[INCLUDE_STATE_PARAM],
         responses={201: CheckpointSerializer, 200: CheckpointSerializer},
     )
-    def post(self, request: Request, thread_id: str) -> Response:
+    def post(self, request: Request, thread_id: str) -> HttpResponse:
         return self.save_from_body(LangGraphCheckpointSaveSerializer, thread_id)
 
     def store(self, thread_id: str, arguments: dict[str, Any]) -> SaveResult:

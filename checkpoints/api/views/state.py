@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import HttpResponse
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
-from rest_framework.response import Response
 
 from checkpoints.api.serializers.checkpoints import CheckpointSerializer, CheckpointStateSerializer
 from checkpoints.api.views.base import USER_PARAM
@@ -32,7 +32,7 @@ class ThreadStateView(CheckpointSavingView):
         parameters=[ROOT_NAMESPACE_PARAM, USER_PARAM],
         responses={200: CheckpointSerializer},
     )
-    def get(self, request: Request, thread_id: str) -> Response:
+    def get(self, request: Request, thread_id: str) -> HttpResponse:
         thread = thread_get(workspace=self.workspace, thread_id=thread_id, user_id=self.query_user_id())
         namespace = self.query_namespace() or ""
         head = head_read_through(thread, namespace, timezone.now())
@@ -46,7 +46,7 @@ class ThreadStateView(CheckpointSavingView):
         parameters=[ROOT_NAMESPACE_PARAM, USER_PARAM, IF_MATCH_PARAM, INCLUDE_STATE_PARAM],
         responses={201: CheckpointSerializer, 200: CheckpointSerializer},
     )
-    def put(self, request: Request, thread_id: str) -> Response:
+    def put(self, request: Request, thread_id: str) -> HttpResponse:
         return self.save_from_body(CheckpointStateSerializer, thread_id)
 
     def store(self, thread_id: str, arguments: dict[str, Any]) -> SaveResult:
