@@ -15,11 +15,13 @@ from typing import Any
 
 from django.db import models
 from django.db.models import Q
+from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.utils.urls import replace_query_param
 
+from checkpoints.api.renderers import RawJSON, json_array, json_object, json_scalar, written_response
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.numbers import parse_whole_number
 
@@ -140,6 +142,11 @@ class KeysetPage:
 
     def envelope(self, results: list[Any]) -> dict[str, Any]:
         return {"results": results, "next": self.next, "previous": self.previous}
+
+    def written(self, results: list[RawJSON]) -> HttpResponse:
+        """The envelope of results already written (a checkpoint page), answered as it is written."""
+        members = [("next", json_scalar(self.next)), ("previous", json_scalar(self.previous))]
+        return written_response(json_object([("results", json_array(results)), *members]))
 
 
 def page_serializer(name: str, item: type[serializers.Serializer]) -> type[serializers.Serializer]:

@@ -1,6 +1,6 @@
 """Bodies written as JSON text (`json_scalar`, `json_object`, `json_array`) are what the renderer would write
-for the same values, byte for byte, a body already written is rendered as it is, and `written_response` answers
-what DRF's `Response` answers for it."""
+for the same values, byte for byte, a body already written is rendered as it is, and `written_response` and
+`KeysetPage.written` answer what DRF's `Response` answers for the same body or page."""
 
 from __future__ import annotations
 
@@ -11,10 +11,12 @@ import pytest
 from django.http import HttpResponse
 from hypothesis import given
 from hypothesis import strategies as st
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.test import APIRequestFactory
 from rest_framework.views import APIView
 
+from checkpoints.api.pagination import KeysetPage
 from checkpoints.api.renderers import (
     CairnJSONRenderer,
     RawJSON,
@@ -23,6 +25,7 @@ from checkpoints.api.renderers import (
     json_scalar,
     written_response,
 )
+from checkpoints.models import Checkpoint, Thread
 
 RENDERER = CairnJSONRenderer()
 # What a checkpoint's scalars hold: text of any kind (quotes, backslashes, control characters, U+2028 and
@@ -88,11 +91,11 @@ class _Answer(APIView):
 @pytest.mark.parametrize("accept", [None, "application/json", "*/*", "application/json; indent=4"])
 def test_a_written_response_is_what_drf_answers_for_the_same_body(accept: str | None) -> None:
     body = json_object([("thread_id", json_scalar("t\u2028é")), ("state", '{"k":[1.50,"😀"]}')])
-    extra = {} if accept is None else {"HTTP_ACCEPT": accept}
+    extra: dict[str, Any] = {} if accept is None else {"HTTP_ACCEPT": accept}
     answers = []
     for written in (False, True):
         view = _Answer.as_view(body=body, written=written)
-        response = view(APIRequestFactory().get("/api/v1/x/", **extra))
+        response = view(APIRequestFactory().get("/api/v1/x/", data=None, **extra))
         if isinstance(response, Response):
             response.render()
         answers.append((response.status_code, response.content, sorted(response.items())))
@@ -104,3 +107,25 @@ def test_a_written_response_is_what_drf_answers_for_the_same_body(accept: str | 
 def test_only_json_scalars_are_written() -> None:
     with pytest.raises(TypeError):
         json_scalar(1.5)  # type: ignore[arg-type]
+
+
+def _page(url: str, thread: Thread) -> tuple[KeysetPage, list[RawJSON]]:
+    page = KeysetPage(
+        Request(APIRequestFactory().get(url)), Checkpoint.objects.filter(thread=thread), ["-id"]
+    )
+    return page, [json_object([("checkpoint_id", json_scalar(c.checkpoint_id))]) for c in page.results]
+
+
+@pytest.mark.django_db
+def test_a_written_page_is_the_rendered_envelope(workspace: Any) -> None:
+    thread = Thread.objects.create(workspace=workspace, thread_id="t")
+    for step in range(3):
+        Checkpoint.objects.create(workspace=workspace, thread=thread, checkpoint_id=f"c{step}", state="{}")
+    first, results = _page("/api/v1/threads/t/checkpoints/?limit=2&q=%22%E2%80%A8", thread)
+    assert first.next is not None and first.previous is None
+    assert first.written(results).content == _rendered(first.envelope(results))
+    second, results = _page(first.next, thread)
+    assert second.previous is not None and len(results) == 1
+    assert second.written(results).content == _rendered(second.envelope(results))
+    whole, results = _page("/api/v1/threads/t/checkpoints/", thread)
+    assert whole.written(results).content == _rendered(whole.envelope(results))

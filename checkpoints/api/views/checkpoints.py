@@ -183,7 +183,7 @@ class ThreadCheckpointsView(CheckpointSavingView):
         page = KeysetPage(request, self.filter_queryset(queryset), ["-id"])
         for checkpoint in page.results:
             checkpoint.thread = thread  # one thread for the whole page: no join, no query per row
-        return Response(page.envelope(page_representation(page.results, include_state=include_state)))
+        return page.written(page_representation(page.results, include_state=include_state))
 
     @extend_schema(
         summary="Save a checkpoint (creates the thread if missing)",
@@ -402,7 +402,7 @@ class WorkspaceCheckpointsView(WorkspaceAPIView):
             include_state=include_state,
         )
         page = KeysetPage(request, self.filter_queryset(queryset), ["-id"])
-        return Response(page.envelope(page_representation(page.results, include_state=include_state)))
+        return page.written(page_representation(page.results, include_state=include_state))
 
 
 class CheckpointByIdView(WorkspaceAPIView):

@@ -53,7 +53,7 @@ class LangGraphCheckpointsView(WorkspaceAPIView):
         parameters=[*TUPLE_PARAMS, *PAGE_PARAMS],
         responses=LangGraphTuplePageSerializer,
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: Request) -> HttpResponse:
         params = request.query_params
         queryset = langgraph_tuples(
             workspace=self.workspace,
@@ -72,7 +72,7 @@ class LangGraphCheckpointsView(WorkspaceAPIView):
             return [("pending_writes", json_array(pending_write_representation(w) for w in rows))]
 
         results = page_representation(page.results, include_state=True, more=pending)
-        return Response(page.envelope(results))
+        return page.written(results)
 
 
 class LangGraphCheckpointSaveView(CheckpointSavingView):
