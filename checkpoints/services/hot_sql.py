@@ -13,11 +13,13 @@ import json
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, tzinfo
 from functools import cache
 from typing import Any, NamedTuple, TypeVar
 
+import psycopg
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models
+from psycopg.pq import Format
 
 from checkpoints import packing
 from checkpoints.models import Checkpoint, PendingWrite, StoredValue, Thread
@@ -30,6 +32,8 @@ CHECKPOINT = Checkpoint._meta.db_table
 THREAD = Thread._meta.db_table
 PENDING_WRITE = PendingWrite._meta.db_table
 VALUE = StoredValue._meta.db_table
+TIMESTAMPTZ = "timestamptz"
+TIMESTAMPTZ_OID = psycopg.adapters.types[TIMESTAMPTZ].oid
 
 
 def _fields(model: type[models.Model], *, with_pk: bool = True) -> list[models.Field[Any, Any]]:
@@ -230,10 +234,20 @@ def cursor() -> Any:
         return _Open(kept[1])
     with db.wrap_database_errors:
         raw = _prepared_cursor_class()(db.connection)
+        _load_timestamps_natively(raw, db.timezone)
         # Django's own wrapping of a new cursor (private: BaseDatabaseWrapper._cursor does the same).
         wrapped = db._prepare_cursor(raw)  # type: ignore[attr-defined]
     _kept.cursor = (db.connection, wrapped)
     return _Open(wrapped)
+
+
+def _load_timestamps_natively(raw: Any, timezone: tzinfo | None) -> None:
+    """psycopg's own `timestamptz` loader on the hot cursor where it gives what Django's gives. Django's
+    (written in Python) loads as psycopg's does, then sets the zone to the connection's (`timezone`); it is
+    psycopg's own zone whenever the session's TimeZone is that zone, as Django makes it, and psycopg's
+    loader is compiled (a restore loads three of them)."""
+    if timezone is not None and raw.connection.info.timezone is timezone:
+        raw.adapters.register_loader(TIMESTAMPTZ, psycopg.adapters.get_loader(TIMESTAMPTZ_OID, Format.TEXT))
 
 
 # The hot cursor of each thread's connection (Django's connections are per thread too).

@@ -1,5 +1,6 @@
 """`hot_sql.cursor` keeps one prepared cursor per connection of each thread and uses it again; it is still
-Django's wrapping (errors mapped, execute wrappers run), and a new connection or thread gets its own."""
+Django's wrapping (errors mapped, execute wrappers run), and a new connection or thread gets its own. It
+loads timestamps with psycopg's own loader only where that gives what Django's gives."""
 
 from __future__ import annotations
 
@@ -91,3 +92,39 @@ def test_each_thread_has_its_own() -> None:
     thread.start()
     thread.join()
     assert theirs and theirs[0] is not mine and theirs[0].connection is not mine.connection
+
+
+TIMESTAMPS = "SELECT %s::timestamptz, %s::timestamptz, NULL::timestamptz"
+MOMENTS = ["2026-11-27 13:45:01.123456+00", "0001-01-01 00:00:00+00"]
+
+
+def _djangos(sql: str, params: list[Any]) -> tuple[Any, ...]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return tuple(cursor.fetchone())
+
+
+@pytest.mark.django_db
+def test_timestamps_load_as_djangos_cursor_loads_them() -> None:
+    (row, raw) = one(TIMESTAMPS, MOMENTS)
+    expected = _djangos(TIMESTAMPS, MOMENTS)
+    assert row == expected and row[2] is None
+    assert [value.tzinfo for value in row[:2]] == [value.tzinfo for value in expected[:2]]
+    assert row[0].tzinfo is connection.timezone
+    loader = raw.adapters.get_loader(hot_sql.TIMESTAMPTZ_OID, hot_sql.Format.TEXT)
+    assert not hasattr(loader, "timezone")  # psycopg's own, not Django's
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_session_in_another_zone_keeps_djangos_loader() -> None:
+    connection.close()
+    connection.ensure_connection()
+    with connection.cursor() as cursor:
+        cursor.execute("SET TIME ZONE 'Asia/Kolkata'")  # what Django would not leave behind
+    try:
+        (row, raw) = one(TIMESTAMPS, MOMENTS)
+        loader = raw.adapters.get_loader(hot_sql.TIMESTAMPTZ_OID, hot_sql.Format.TEXT)
+        assert loader.timezone is connection.timezone  # Django's
+        assert row == _djangos(TIMESTAMPS, MOMENTS)
+    finally:
+        connection.close()
