@@ -57,6 +57,19 @@ def model_from_row(model: type[M], alias: str, attnames: Sequence[str], values: 
     return instance
 
 
+def relate_loaded(instance: models.Model, name: str, related: models.Model) -> None:
+    """What `instance.<name> = related` does for a forward relation whose key on `instance` already holds
+    `related`'s primary key (a row joined on that key): `related` cached on the instance. The descriptor's
+    assignment also checks the type, asks the database routers and sets the key again. A key naming
+    another row is a ValueError."""
+    field = instance._meta.get_field(name)
+    if not isinstance(field, models.ForeignKey):
+        raise TypeError(f"{type(instance).__name__}.{name} is not a forward relation")
+    if getattr(instance, field.attname) != related.pk:
+        raise ValueError(f"{type(instance).__name__}.{field.attname} does not name this {name}")
+    field.set_cached_value(instance, related)
+
+
 class _Built(NamedTuple):
     """How `model_new` sets one concrete field: by `name` when a related object is given under it, else its
     attribute, straight into the instance where the class's attribute is Django's plain `DeferredAttribute`

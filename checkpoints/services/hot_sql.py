@@ -23,7 +23,7 @@ from psycopg.pq import Format
 
 from checkpoints import packing
 from checkpoints.models import Checkpoint, PendingWrite, StoredValue, Thread
-from checkpoints.models.copying import model_from_row
+from checkpoints.models.copying import model_from_row, relate_loaded
 from checkpoints.models.value import put_parts_back, unpack
 
 M = TypeVar("M", bound=models.Model)
@@ -364,8 +364,10 @@ def load_checkpoint_with_thread(row: Sequence[Any], workspace: Any) -> Checkpoin
     packed documents whole again."""
     split = width(Checkpoint)
     checkpoint = load(Checkpoint, row[:split])
-    checkpoint.thread = load(Thread, row[split:-2])
-    checkpoint.thread.workspace = checkpoint.workspace = workspace
+    thread = load(Thread, row[split:-2])  # joined on the checkpoint's thread, in the workspace
+    relate_loaded(checkpoint, "thread", thread)
+    relate_loaded(checkpoint, "workspace", workspace)
+    relate_loaded(thread, "workspace", workspace)
     names, texts = row[-2:]
     if names is None:
         unpack([checkpoint])

@@ -14,7 +14,7 @@ from django.db.models import Model
 from django.db.models.signals import post_init
 
 from checkpoints.models import ApiKey, Checkpoint, Thread, Workspace
-from checkpoints.models.copying import model_copy, model_from_row, model_new, model_part
+from checkpoints.models.copying import model_copy, model_from_row, model_new, model_part, relate_loaded
 from checkpoints.services.workspaces import api_key_create
 
 pytestmark = pytest.mark.django_db
@@ -180,3 +180,27 @@ def test_a_new_instance_goes_through_the_constructor_where_init_signals_are_rece
     with post_init_received(Checkpoint) as received:
         built = model_new(Checkpoint, **_checkpoint_fields(key))
     assert len(received) == 1 and received[0] is built
+
+
+def test_a_loaded_relation_is_cached_as_assignment_caches_it(key: ApiKey) -> None:
+    fields = _checkpoint_fields(key)
+    saved = Checkpoint.objects.create(**fields)
+    ours, theirs = Checkpoint.objects.get(pk=saved.pk), Checkpoint.objects.get(pk=saved.pk)
+    thread = fields["thread"]
+    assert isinstance(thread, Thread)
+    relate_loaded(ours, "thread", thread)
+    theirs.thread = thread
+    assert {k: v for k, v in vars(ours).items() if k != "_state"} == {
+        k: v for k, v in vars(theirs).items() if k != "_state"
+    }
+    assert vars(ours._state) == vars(theirs._state)  # the same db, adding and cache of related objects
+    assert ours.thread is thread and ours.thread_id == thread.pk
+
+
+def test_a_relation_whose_key_names_another_row_is_refused(key: ApiKey) -> None:
+    saved = Checkpoint.objects.create(**_checkpoint_fields(key))
+    other = Thread.objects.create(workspace=key.workspace, thread_id="other")
+    with pytest.raises(ValueError):
+        relate_loaded(saved, "thread", other)
+    with pytest.raises(TypeError):
+        relate_loaded(saved, "checkpoint_id", other)
