@@ -4,11 +4,13 @@ the URL of one checkpoint (its id is unique within a thread and namespace, so th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from functools import cache
 from urllib.parse import urlencode
 
-from django.urls import get_script_prefix, register_converter, reverse
+from django.http import HttpResponseBase
+from django.urls import get_script_prefix, register_converter, resolve, reverse
 
 from checkpoints.models import Checkpoint, Workspace
 from checkpoints.models.thread import CLIENT_ID_PATTERN
@@ -60,3 +62,22 @@ def _route(view: str, names: tuple[str, ...], _script_prefix: str) -> str:
     for name, placeholder in placeholders.items():
         path = path.replace(placeholder, f"%({name})s")
     return path
+
+
+@cache
+def route_pattern(view: str, names: tuple[str, ...]) -> re.Pattern[str]:
+    """The view's path as Django's resolver matches it (`request.path_info`, without the script prefix), each
+    of `names` a group of the `cid` converter's pattern: for finding a route without resolving every one."""
+    pattern = re.escape(_path_info(view, {name: f"slot-{name}-slot" for name in names}))
+    for name in names:
+        pattern = pattern.replace(re.escape(f"slot-{name}-slot"), f"(?P<{name}>{CLIENT_ID_PATTERN})")
+    return re.compile(f"{pattern}\\Z")
+
+
+def route_view(view: str, names: tuple[str, ...]) -> Callable[..., HttpResponseBase]:
+    """The view function Django resolves the route to."""
+    return resolve(_path_info(view, dict.fromkeys(names, "x"))).func
+
+
+def _path_info(view: str, kwargs: dict[str, str]) -> str:
+    return "/" + reverse(view, kwargs=kwargs)[len(get_script_prefix()) :]

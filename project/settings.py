@@ -63,6 +63,9 @@ MIDDLEWARE = [
     "checkpoints.api.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "checkpoints.dashboard.middleware.ContentSecurityPolicyMiddleware",
+    # Innermost: a restore as agents ask for it, answered without the URL resolver and DRF (README,
+    # "Performance"); every other request passes through.
+    "checkpoints.api.hot_path.HotPathMiddleware",
 ]
 
 ROOT_URLCONF = "project.urls"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.http import HttpRequest
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import HTTP_HEADER_ENCODING
 from rest_framework.authentication import BaseAuthentication
@@ -28,31 +29,56 @@ class ApiKeyPrincipal:
         return f"api-key:{self.api_key.prefix}"
 
 
-def authorization_header(request: Request) -> bytes:
+def authorization_header(request: Request | HttpRequest) -> bytes:
     """The `Authorization` header as bytes, as DRF's `get_authorization_header` gives it, read from the WSGI
     environ: DRF's builds `request.headers`, a dict of every header, to read this one."""
     value = request.META.get("HTTP_AUTHORIZATION", b"")
     return value.encode(HTTP_HEADER_ENCODING) if isinstance(value, str) else value
 
 
+KEYWORD = "Bearer"
+# Where a request keeps its authentication once made: the hot path (checkpoints.api.hot_path) and DRF ask
+# the same question of one request, and the key's rate window counts the request once.
+_OUTCOME = "_cairn_api_key_authentication"
+
+
+def request_authentication(request: HttpRequest) -> tuple[ApiKeyPrincipal, ApiKey] | None:
+    """The request's key (None: no `Authorization` header), made once per request; AuthenticationFailed
+    (401) for any other header that names no usable key."""
+    outcome = request.__dict__.get(_OUTCOME)
+    if outcome is None:
+        try:
+            outcome = _authenticate(request)
+        except AuthenticationFailed as failure:
+            outcome = failure
+        request.__dict__[_OUTCOME] = outcome
+    if isinstance(outcome, AuthenticationFailed):
+        raise outcome
+    return outcome or None
+
+
+def _authenticate(request: HttpRequest) -> tuple[ApiKeyPrincipal, ApiKey] | tuple[()]:
+    header = authorization_header(request).split()
+    if not header:
+        return ()
+    if header[0].lower() != KEYWORD.lower().encode() or len(header) != 2:
+        raise AuthenticationFailed(f"Use the header `Authorization: {KEYWORD} <api key>`.")
+    try:
+        raw = header[1].decode("ascii")
+    except UnicodeDecodeError as exc:
+        raise AuthenticationFailed("Invalid API key.") from exc
+    # The key's rate window is counted in the same round trip that checks the key is current.
+    key = api_key_authenticate(raw, count_in=rate_window)
+    if key is None:
+        raise AuthenticationFailed("Invalid, revoked or expired API key.")
+    return ApiKeyPrincipal(key), key
+
+
 class ApiKeyAuthentication(BaseAuthentication):
-    keyword = "Bearer"
+    keyword = KEYWORD
 
     def authenticate(self, request: Request) -> tuple[ApiKeyPrincipal, ApiKey] | None:
-        header = authorization_header(request).split()
-        if not header:
-            return None
-        if header[0].lower() != self.keyword.lower().encode() or len(header) != 2:
-            raise AuthenticationFailed("Use the header `Authorization: Bearer <api key>`.")
-        try:
-            raw = header[1].decode("ascii")
-        except UnicodeDecodeError as exc:
-            raise AuthenticationFailed("Invalid API key.") from exc
-        # The key's rate window is counted in the same round trip that checks the key is current.
-        key = api_key_authenticate(raw, count_in=rate_window)
-        if key is None:
-            raise AuthenticationFailed("Invalid, revoked or expired API key.")
-        return ApiKeyPrincipal(key), key
+        return request_authentication(request._request)
 
     def authenticate_header(self, request: Request) -> str:
         # Makes DRF answer 401 (not 403) when credentials are missing or wrong.

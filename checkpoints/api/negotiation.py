@@ -16,7 +16,7 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 
 # The Accept headers whose answer is the first renderer's own media type (None: no header, as `*/*`).
-_PLAIN_ACCEPT = frozenset({None, "*/*", "application/json"})
+PLAIN_ACCEPT = frozenset({None, "*/*", "application/json"})
 
 
 class CairnContentNegotiation(DefaultContentNegotiation):
@@ -28,7 +28,7 @@ class CairnContentNegotiation(DefaultContentNegotiation):
             renderers
             and renderers[0].media_type == "application/json"
             and not format_suffix
-            and request.META.get("HTTP_ACCEPT") in _PLAIN_ACCEPT
+            and request.META.get("HTTP_ACCEPT") in PLAIN_ACCEPT
             and self.settings.URL_FORMAT_OVERRIDE not in request.query_params
         ):
             return renderers[0], renderers[0].media_type

@@ -65,13 +65,15 @@ class ApiKeyRateThrottle(BaseThrottle):
         window = int(now // period)
         cache_key, timeout, _lease = rate_window(key, now)
         if key.window_hits is not None and key.window_hits[0] == cache_key:
-            count = key.window_hits[1]  # counted while authenticating
+            count = key.window_hits[1]  # counted while authenticating, or asked before
         else:
             try:
                 count = count_hit(cache_key, timeout)
             except (CacheUnavailable, ValueError):
                 # ValueError: the counter vanished between add and incr (eviction); count this one as free.
                 return True
+            # The request's own copy of the key: asked again (the hot path, then DRF), it counts once.
+            key.window_hits = (cache_key, count)
         if count > limit:
             self._wait = (window + 1) * period - now
             return False

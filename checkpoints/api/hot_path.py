@@ -1,0 +1,176 @@
+"""The hot path: the requests agents make on every step, answered without resolving the URL or entering DRF.
+
+`HotPathMiddleware` is the innermost middleware, so everything outside it runs for these requests as for any
+other (host check, security headers, the API's guard, clickjacking). For a request to one of `HOT_ROUTES`
+with a plain `Accept`, it does what DRF's dispatch would do, with the API's own parts: the key's
+authentication (made once per request: `request_authentication`), the scope (`HasScope`), the rate
+(`ApiKeyRateThrottle`), the query parameters' check, the body's parser (`StrictJSONParser`), then the view's
+own handler, given a `HotRequest` (what the handler reads of DRF's `Request`), and the headers DRF adds to
+every answer of the view (`Allow`).
+
+Only successes are answered here. Anything else (no key or a bad one, a scope or rate refusal, a body or
+query the API refuses, a 404, 409, 410 or 412 from the service) goes on to the resolver and DRF, which
+answer it as they answer every request: each error keeps one author. The service's refusals change nothing
+(a save is one transaction), so DRF's second run meets the same refusal; the key is counted once, its
+authentication and count being kept on the request. Cost and measurements: the README, "Performance".
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, QueryDict
+from rest_framework.exceptions import APIException, AuthenticationFailed
+from rest_framework.settings import api_settings
+from rest_framework.views import APIView
+
+from checkpoints.api.auth import request_authentication
+from checkpoints.api.negotiation import PLAIN_ACCEPT
+from checkpoints.api.parsers import StrictJSONParser
+from checkpoints.api.permissions import HasScope
+from checkpoints.api.query_params import refuse_unknown_query_parameters
+from checkpoints.api.throttling import ApiKeyRateThrottle
+from checkpoints.exceptions import CairnError
+from checkpoints.models import ApiKey
+from checkpoints.routes import route_pattern, route_view
+
+
+@dataclass(frozen=True)
+class HotRoute:
+    """A route the hot path answers: its name, its ids, the method."""
+
+    name: str
+    ids: tuple[str, ...]
+    method: str
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        return route_pattern(self.name, self.ids)
+
+    @cached_property
+    def view_class(self) -> type[APIView]:
+        """The view Django resolves the route to (the URL conf names it, once)."""
+        return route_view(self.name, self.ids).view_class  # type: ignore[attr-defined]
+
+    @cached_property
+    def headers(self) -> dict[str, str]:
+        """The headers DRF's `finalize_response` gives every answer of the view (`Allow`; `Vary` with a
+        second renderer), from a view set up as Django sets one up."""
+        view = self.view_class()
+        view.setup(HttpRequest())
+        return dict(view.default_response_headers)
+
+
+HOT_ROUTES = (
+    HotRoute("api:checkpoint-detail", ("thread_id", "checkpoint_id"), "GET"),  # restore
+    HotRoute("api:thread-checkpoints", ("thread_id",), "POST"),  # save
+)
+
+
+@dataclass
+class HotRequest:
+    """What DRF's permission, throttle and query-parameter checks and the hot views' handlers read of DRF's
+    `Request`."""
+
+    method: str
+    auth: ApiKey
+    query_params: QueryDict
+    data: Any = None
+
+
+def authorised(request: HttpRequest, view: APIView) -> HotRequest | None:
+    """The request as the view's handler reads it, if DRF would let it reach the handler: a usable key, its
+    scope, its rate. None otherwise (DRF then refuses it in its own words)."""
+    try:
+        authenticated = request_authentication(request)
+    except AuthenticationFailed:
+        return None
+    if authenticated is None:
+        return None
+    checked = HotRequest(request.method or "", authenticated[1], request.GET)
+    # DRF's classes read .method and .auth of the request, .required_scopes of the view.
+    if not HasScope().has_permission(checked, view):  # type: ignore[arg-type]
+        return None
+    if not ApiKeyRateThrottle().allow_request(checked, view):  # type: ignore[arg-type]
+        return None
+    return checked
+
+
+def parsed_body(request: HttpRequest) -> Any:
+    """The body as DRF's parser gives it (CairnError for a body the API refuses); None without a body."""
+    if not request.META.get("CONTENT_LENGTH"):
+        return None
+    return StrictJSONParser().parse(io.BytesIO(request.body))
+
+
+def answered(route: HotRoute, request: HttpRequest, ids: dict[str, str]) -> HttpResponse | None:
+    if request.META.get("HTTP_ACCEPT") not in PLAIN_ACCEPT or api_settings.URL_FORMAT_OVERRIDE in request.GET:
+        return None  # DRF's negotiation decides
+    view = route.view_class()
+    hot_request = authorised(request, view)
+    if hot_request is None:
+        return None
+    view.setup(hot_request, **ids)  # type: ignore[arg-type]  # as Django sets up a view: request, kwargs
+    try:
+        response = handled(route, view, request, hot_request)
+    finally:
+        vars(view).clear()  # it served this request only (and `view.head` names it: a cycle otherwise)
+    if response is not None:
+        for name, value in route.headers.items():
+            response[name] = value
+    return response
+
+
+def handled(
+    route: HotRoute, view: APIView, request: HttpRequest, hot_request: HotRequest
+) -> HttpResponse | None:
+    """The view's handler's answer, once the query and the body are known to be what the API accepts."""
+    try:
+        refuse_unknown_query_parameters(hot_request, view)  # type: ignore[arg-type]
+        if route.method != "GET":
+            hot_request.data = parsed_body(request)
+            if hot_request.data is None:
+                return None
+    except CairnError:
+        return None
+    handler: Callable[..., HttpResponse] = getattr(view, route.method.lower())
+    try:
+        return handler(hot_request, **view.kwargs)
+    except (CairnError, APIException):
+        return None  # refused before anything was written (a save is one transaction): DRF answers it
+    except Exception as error:
+        if route.method == "GET":
+            return None  # a read is served again by DRF, which answers as it answers any failure
+        return answered_by_drf(view, request, error)  # a write is not run twice
+
+
+def answered_by_drf(view: APIView, request: HttpRequest, error: Exception) -> HttpResponse:
+    """DRF's answer to an exception a handler raised, as its dispatch gives it (the error envelope; or the
+    exception raised again, a bug, for Django's 500)."""
+    drf_request = view.initialize_request(request)
+    view.request, view.headers = drf_request, view.default_response_headers
+    view.format_kwarg = view.get_format_suffix(**view.kwargs)
+    negotiated = view.perform_content_negotiation(drf_request)
+    drf_request.accepted_renderer, drf_request.accepted_media_type = negotiated
+    response = view.finalize_response(drf_request, view.handle_exception(error))
+    response.render()  # DRF's Response, as Django renders a view's
+    return response
+
+
+class HotPathMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        for route in HOT_ROUTES:
+            if request.method == route.method and (match := route.pattern.match(request.path_info)):
+                response = answered(route, request, match.groupdict())
+                if response is not None:
+                    return response
+                break
+        return self.get_response(request)
