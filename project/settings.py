@@ -63,8 +63,8 @@ MIDDLEWARE = [
     "checkpoints.api.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "checkpoints.dashboard.middleware.ContentSecurityPolicyMiddleware",
-    # Innermost: a restore as agents ask for it, answered without the URL resolver and DRF (README,
-    # "Performance"); every other request passes through.
+    # Innermost: the requests agents make on every step, answered without the URL resolver and DRF's
+    # dispatch (README, "The hot path"); every other request, and every refusal, passes through.
     "checkpoints.api.hot_path.HotPathMiddleware",
 ]
 

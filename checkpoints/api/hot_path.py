@@ -1,4 +1,4 @@
-"""The hot path: the requests agents make on every step, answered without resolving the URL or entering DRF.
+"""The hot path: the requests agents make on every step, answered without resolving the URL or DRF's dispatch.
 
 `HotPathMiddleware` is the innermost middleware, so everything outside it runs for these requests as for any
 other (host check, security headers, the API's guard, clickjacking). For a request to one of `HOT_ROUTES`
@@ -12,7 +12,8 @@ Only successes are answered here. Anything else (no key or a bad one, a scope or
 query the API refuses, a 404, 409, 410 or 412 from the service) goes on to the resolver and DRF, which
 answer it as they answer every request: each error keeps one author. The service's refusals change nothing
 (a save is one transaction), so DRF's second run meets the same refusal; the key is counted once, its
-authentication and count being kept on the request. Cost and measurements: the README, "Performance".
+authentication and count being kept on the request. A write that fails otherwise (the database) is not run
+again: DRF's own exception handling answers it (`answered_by_drf`). See the README, "The hot path".
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from functools import cached_property
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http.request import HttpHeaders
 from rest_framework.exceptions import APIException, AuthenticationFailed
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
@@ -67,20 +69,34 @@ class HotRoute:
 
 
 HOT_ROUTES = (
-    HotRoute("api:checkpoint-detail", ("thread_id", "checkpoint_id"), "GET"),  # restore
     HotRoute("api:thread-checkpoints", ("thread_id",), "POST"),  # save
+    HotRoute("api:checkpoint-detail", ("thread_id", "checkpoint_id"), "GET"),  # restore
+    HotRoute("api:thread-state", ("thread_id",), "GET"),  # the head
+    HotRoute("api:thread-state", ("thread_id",), "PUT"),  # save a new head (If-Match)
+    HotRoute("api:thread-checkpoints", ("thread_id",), "GET"),  # the timeline
+    HotRoute("api:langgraph-checkpoint-save", ("thread_id",), "POST"),  # LangGraph's put
+    HotRoute("api:checkpoint-writes", ("thread_id", "checkpoint_id"), "POST"),  # LangGraph's put_writes
+    HotRoute("api:langgraph-checkpoints", (), "GET"),  # LangGraph's get_tuple and list
 )
 
 
 @dataclass
 class HotRequest:
     """What DRF's permission, throttle and query-parameter checks and the hot views' handlers read of DRF's
-    `Request`."""
+    `Request`, which they are given instead of it."""
 
     method: str
     auth: ApiKey
     query_params: QueryDict
+    django_request: HttpRequest
     data: Any = None
+
+    @property
+    def headers(self) -> HttpHeaders:
+        return self.django_request.headers
+
+    def build_absolute_uri(self, location: str | None = None) -> str:
+        return self.django_request.build_absolute_uri(location)
 
 
 def authorised(request: HttpRequest, view: APIView) -> HotRequest | None:
@@ -92,7 +108,7 @@ def authorised(request: HttpRequest, view: APIView) -> HotRequest | None:
         return None
     if authenticated is None:
         return None
-    checked = HotRequest(request.method or "", authenticated[1], request.GET)
+    checked = HotRequest(request.method or "", authenticated[1], request.GET, request)
     # DRF's classes read .method and .auth of the request, .required_scopes of the view.
     if not HasScope().has_permission(checked, view):  # type: ignore[arg-type]
         return None

@@ -18,8 +18,7 @@ from rest_framework.test import APIClient
 
 from checkpoints.api.hot_path import HOT_ROUTES, HotPathMiddleware, HotRoute
 from checkpoints.api.views import checkpoints as checkpoint_views
-from checkpoints.api.views.checkpoints import CheckpointDetailView, ThreadCheckpointsView
-from checkpoints.models import ApiKey, Checkpoint
+from checkpoints.models import ApiKey, Checkpoint, PendingWrite
 from checkpoints.services.api_key_cache import api_keys_forget
 from tests.conftest import ApiClient
 from tests.factories import make_checkpoint
@@ -55,11 +54,22 @@ def _same_both_ways(secret: str | None, path: str, **extra: Any) -> tuple[int, l
     return with_hot
 
 
+def _answered_hot_as_whole(
+    secret: str, path: str, drf_ran: list[str], **extra: Any
+) -> tuple[int, list[Any], bytes]:
+    """The hot path's answer (DRF not entered), then the same request's without it: equal."""
+    del drf_ran[:]
+    with_hot = _served(secret, path, hot=True, **extra)
+    assert drf_ran == []
+    assert _served(secret, path, hot=False, **extra) == with_hot
+    return with_hot
+
+
 @pytest.fixture
 def drf_ran(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The requests DRF's dispatch of the hot views ran for (method and full path)."""
     ran: list[str] = []
-    for view_class in (CheckpointDetailView, ThreadCheckpointsView):
+    for view_class in {route.view_class for route in HOT_ROUTES}:
         monkeypatch.setattr(view_class, "initial", _recorded(view_class.initial, ran))
     return ran
 
@@ -131,6 +141,61 @@ def test_a_save_whatever_its_content_type_says_is_the_whole_stacks_answer(
     assert drf_ran == [f"POST {CPS}"] * 3  # only the runs without the hot path
 
 
+def test_the_head_the_timeline_and_langgraphs_reads_are_the_whole_stacks_answers(
+    api: ApiClient, drf_ran: list[str]
+) -> None:
+    for n in range(3):
+        make_checkpoint(api.workspace, "t1", checkpoint_id=f"c{n}", state={"n": n}, run_id="r1")
+        graph_step = {"checkpoint_id": f"g{n}", "agent_id": "graph", "state": {"channel_values": {"n": n}}}
+        assert api.post("/api/v1/langgraph/threads/t2/checkpoints/", graph_step).status_code == 201
+    make_checkpoint(api.workspace, "t1", checkpoint_id="s0", namespace="sub", state={"s": 0})
+    first_page = _answered_hot_as_whole(api.secret, f"{CPS}?limit=2", drf_ran)[2]
+    next_page = json.loads(first_page)["next"].removeprefix("http://testserver")
+    lg = "/api/v1/langgraph/checkpoints/"
+    for path in (
+        "/api/v1/threads/t1/state/",
+        "/api/v1/threads/t1/state/?namespace=sub&user_id=",
+        CPS,
+        f"{CPS}?limit=2&include_state=true&agent_id=agent-1",
+        next_page,
+        f"{lg}?thread_id=t2&namespace=&limit=1",
+        f"{lg}?thread_id=t2&namespace=&checkpoint_id=g1",
+        f"{lg}?thread_id=t2&before=g2",
+    ):
+        status, headers, body = _answered_hot_as_whole(api.secret, path, drf_ran)
+        assert status == 200, body
+        assert any(name == "Allow" for name, _ in headers)
+        assert json.loads(body).get("results", True), path  # every page here holds something
+    assert json.loads(_served(api.secret, f"{lg}?thread_id=t2&limit=1", hot=True)[2])["next"]
+
+
+def test_a_new_head_langgraphs_put_and_put_writes_are_the_whole_stacks_answers(
+    api: ApiClient, drf_ran: list[str]
+) -> None:
+    state = "/api/v1/threads/t1/state/"
+    writes = f"{CPS}h1/writes/"
+    requests: list[tuple[str, str, dict[str, Any], dict[str, str]]] = [
+        ("PUT", state, {"checkpoint_id": "h1", "agent_id": "a", "state": {"n": 1}}, {}),
+        ("PUT", f"{state}?include_state=false", {"checkpoint_id": "h2", "agent_id": "a", "state": {}}, {}),
+        ("PUT", state, {"checkpoint_id": "h3", "agent_id": "a", "state": {}}, {"HTTP_IF_MATCH": '"h2"'}),
+        ("POST", "/api/v1/langgraph/threads/t2/checkpoints/", {"checkpoint_id": "g1", "agent_id": "graph",
+                                                             "state": {"channel_values": {"m": [1]}}}, {}),
+        ("POST", writes, {"task_id": "task", "writes": [{"channel": "a", "value": {"x": 1}}]}, {}),
+    ]  # fmt: skip
+    for method, path, body, headers in requests:
+        answers = []
+        for hot in (True, True, False):  # the first one writes; the two retries are answered as stored
+            with override_settings(MIDDLEWARE=_middleware(hot=hot)):
+                client = APIClient()
+                client.credentials(HTTP_AUTHORIZATION=f"Bearer {api.secret}")
+                response = client.generic(method, path, json.dumps(body), "application/json", **headers)
+            answers.append((response.status_code, sorted(response.items()), response.content))
+        assert answers[0][0] == 201, answers[0][2]
+        assert drf_ran == [f"{method} {path}"]  # only the run without the hot path
+        assert answers[1][1:] == answers[2][1:] == answers[0][1:]
+        del drf_ran[:]
+
+
 def _count_saved() -> int:
     return Checkpoint.objects.count()
 
@@ -153,6 +218,14 @@ REFUSED_SAVES: list[tuple[str, str, bytes]] = [
     ("an unknown parameter", "?agnet_id=a", b'{"agent_id": "a", "state": {}}'),
     ("two namespaces", "?namespace=b", b'{"agent_id": "a", "state": {}, "namespace": "a"}'),
     ("another user's thread", "?user_id=u2", b'{"agent_id": "a", "state": {}}'),
+]
+# The same, for the other hot writes.
+REFUSED_WRITES: list[tuple[str, str, bytes, dict[str, str]]] = [
+    ("PUT", "state/", b'{"agent_id": "a", "state": {}}', {"HTTP_IF_MATCH": '"not-the-head"'}),
+    ("PUT", "state/", b'{"agent_id": "a", "state": {}}', {"HTTP_IF_MATCH": " , "}),
+    ("PUT", "state/", b'{"agent_id": "a", "state": {}, "parent_id": "taken"}', {}),
+    ("POST", "checkpoints/taken/writes/", b'{"task_id": "t", "writes": [{"channel": 1}]}', {}),
+    ("POST", "checkpoints/taken/writes/?user_id=u2", b'{"task_id": "t", "writes": []}', {}),
 ]
 
 
@@ -184,6 +257,26 @@ def test_a_save_that_fails_is_answered_by_drf_and_not_run_again(
     assert status == 503
     assert json.loads(answer)["error"]["code"] == "unavailable"
     assert ("Allow", "GET, POST, HEAD, OPTIONS") in headers
+
+
+@pytest.mark.parametrize(("method", "path", "body", "headers"), REFUSED_WRITES)
+def test_every_refused_write_is_drfs_own_and_stores_nothing(
+    api: ApiClient, method: str, path: str, body: bytes, headers: dict[str, str]
+) -> None:
+    make_checkpoint(api.workspace, "t1", checkpoint_id="taken", state={"n": 1})
+    before = (_count_saved(), PendingWrite.objects.count())
+    answers = []
+    for hot in (True, False):
+        with override_settings(MIDDLEWARE=_middleware(hot=hot)):
+            client = APIClient()
+            client.credentials(HTTP_AUTHORIZATION=f"Bearer {api.secret}")
+            response = client.generic(
+                method, f"/api/v1/threads/t1/{path}", body, "application/json", **headers
+            )
+        answers.append((response.status_code, sorted(response.items()), response.content))
+    assert answers[0] == answers[1]
+    assert 400 <= answers[0][0] < 500, answers[0][2]
+    assert (_count_saved(), PendingWrite.objects.count()) == before
 
 
 def _tombstone(api: ApiClient) -> str:
