@@ -34,17 +34,21 @@ def _middleware(*, hot: bool) -> list[str]:
 
 
 def _served(
-    secret: str | None, path: str, *, hot: bool, body: Any = None, **extra: Any
+    secret: str | None,
+    path: str,
+    *,
+    hot: bool,
+    method: str = "GET",
+    body: str | bytes = b"",
+    content_type: str = "application/json",
+    **extra: Any,
 ) -> tuple[int, list[Any], bytes]:
-    """Status, headers (sorted) and body of one GET (a POST with `body`), with or without the hot path."""
+    """Status, headers (sorted) and body of one request, with or without the hot path in the middleware."""
     with override_settings(MIDDLEWARE=_middleware(hot=hot)):
         client = APIClient()  # a new handler: it loads the middleware in force
         if secret is not None:
             client.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
-        if body is None:
-            response = client.get(path, **extra)
-        else:
-            response = client.generic("POST", path, body, content_type="application/json", **extra)
+        response = client.generic(method, path, body, content_type, **extra)  # type: ignore[arg-type]  # bytes too
     return response.status_code, sorted(response.items()), response.content
 
 
@@ -111,11 +115,11 @@ def test_a_save_is_the_whole_stacks_answer(api: ApiClient, drf_ran: list[str]) -
     for n, query in enumerate(("", "?include_state=false", "?include_state=true&namespace=sub&user_id=u1")):
         path = f"/api/v1/threads/t{n}/checkpoints/{query}"
         body = json.dumps({"checkpoint_id": "c1", "agent_id": "a", "state": {"m": ["hi", "é"]}})
-        status, headers, created = _served(api.secret, path, hot=True, body=body)
+        status, headers, created = _served(api.secret, path, hot=True, method="POST", body=body)
         assert status == 201, created
         assert drf_ran == []
         for hot in (True, False):  # an identical retry is answered with the stored checkpoint, both ways
-            assert _served(api.secret, path, hot=hot, body=body) == (200, headers, created)
+            assert _served(api.secret, path, hot=hot, method="POST", body=body) == (200, headers, created)
         assert drf_ran == [f"POST {path}"]  # the second retry, without the hot path
         drf_ran.clear()
     assert dict(headers)["Allow"] == "GET, POST, HEAD, OPTIONS"
@@ -131,11 +135,9 @@ def test_a_save_whatever_its_content_type_says_is_the_whole_stacks_answer(
         body = json.dumps({"checkpoint_id": f"c{n}", "agent_id": "a", "state": {}})
         answers = []
         for hot in (True, False):
-            with override_settings(MIDDLEWARE=_middleware(hot=hot)):
-                client = APIClient()
-                client.credentials(HTTP_AUTHORIZATION=f"Bearer {api.secret}")
-                response = client.generic("POST", CPS, body, content_type=content_type)
-            answers.append((response.status_code, sorted(response.items()), response.content))
+            answers.append(
+                _served(api.secret, CPS, hot=hot, method="POST", body=body, content_type=content_type)
+            )
         assert answers[0][0] == 201 and answers[1][0] == 200  # the second is the identical retry
         assert answers[0][1:] == answers[1][1:]
     assert drf_ran == [f"POST {CPS}"] * 3  # only the runs without the hot path
@@ -174,7 +176,7 @@ def test_a_new_head_langgraphs_put_and_put_writes_are_the_whole_stacks_answers(
 ) -> None:
     state = "/api/v1/threads/t1/state/"
     writes = f"{CPS}h1/writes/"
-    requests: list[tuple[str, str, dict[str, Any], dict[str, str]]] = [
+    requests: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = [
         ("PUT", state, {"checkpoint_id": "h1", "agent_id": "a", "state": {"n": 1}}, {}),
         ("PUT", f"{state}?include_state=false", {"checkpoint_id": "h2", "agent_id": "a", "state": {}}, {}),
         ("PUT", state, {"checkpoint_id": "h3", "agent_id": "a", "state": {}}, {"HTTP_IF_MATCH": '"h2"'}),
@@ -185,11 +187,9 @@ def test_a_new_head_langgraphs_put_and_put_writes_are_the_whole_stacks_answers(
     for method, path, body, headers in requests:
         answers = []
         for hot in (True, True, False):  # the first one writes; the two retries are answered as stored
-            with override_settings(MIDDLEWARE=_middleware(hot=hot)):
-                client = APIClient()
-                client.credentials(HTTP_AUTHORIZATION=f"Bearer {api.secret}")
-                response = client.generic(method, path, json.dumps(body), "application/json", **headers)
-            answers.append((response.status_code, sorted(response.items()), response.content))
+            answers.append(
+                _served(api.secret, path, hot=hot, method=method, body=json.dumps(body), **headers)
+            )
         assert answers[0][0] == 201, answers[0][2]
         assert drf_ran == [f"{method} {path}"]  # only the run without the hot path
         assert answers[1][1:] == answers[2][1:] == answers[0][1:]
@@ -220,7 +220,7 @@ REFUSED_SAVES: list[tuple[str, str, bytes]] = [
     ("another user's thread", "?user_id=u2", b'{"agent_id": "a", "state": {}}'),
 ]
 # The same, for the other hot writes.
-REFUSED_WRITES: list[tuple[str, str, bytes, dict[str, str]]] = [
+REFUSED_WRITES: list[tuple[str, str, bytes, dict[str, Any]]] = [
     ("PUT", "state/", b'{"agent_id": "a", "state": {}}', {"HTTP_IF_MATCH": '"not-the-head"'}),
     ("PUT", "state/", b'{"agent_id": "a", "state": {}}', {"HTTP_IF_MATCH": " , "}),
     ("PUT", "state/", b'{"agent_id": "a", "state": {}, "parent_id": "taken"}', {}),
@@ -235,7 +235,7 @@ def test_every_refused_save_is_drfs_own_and_stores_nothing(
 ) -> None:
     make_checkpoint(api.workspace, "t1", checkpoint_id="taken", state={"n": 1})  # t1: a thread without a user
     before = _count_saved()
-    status, _, answer = _same_both_ways(api.secret, f"{CPS}{query}", body=body)
+    status, _, answer = _same_both_ways(api.secret, f"{CPS}{query}", method="POST", body=body)
     assert 400 <= status < 500, answer
     assert json.loads(answer)["error"]["code"]
     assert _count_saved() == before
@@ -252,7 +252,7 @@ def test_a_save_that_fails_is_answered_by_drf_and_not_run_again(
 
     monkeypatch.setattr(checkpoint_views, "checkpoint_save", unavailable)
     body = json.dumps({"agent_id": "a", "state": {}})
-    status, headers, answer = _same_both_ways(api.secret, CPS, body=body)
+    status, headers, answer = _same_both_ways(api.secret, CPS, method="POST", body=body)
     assert attempts == ["t1", "t1"]  # once with the hot path, once without
     assert status == 503
     assert json.loads(answer)["error"]["code"] == "unavailable"
@@ -261,19 +261,15 @@ def test_a_save_that_fails_is_answered_by_drf_and_not_run_again(
 
 @pytest.mark.parametrize(("method", "path", "body", "headers"), REFUSED_WRITES)
 def test_every_refused_write_is_drfs_own_and_stores_nothing(
-    api: ApiClient, method: str, path: str, body: bytes, headers: dict[str, str]
+    api: ApiClient, method: str, path: str, body: bytes, headers: dict[str, Any]
 ) -> None:
     make_checkpoint(api.workspace, "t1", checkpoint_id="taken", state={"n": 1})
     before = (_count_saved(), PendingWrite.objects.count())
     answers = []
     for hot in (True, False):
-        with override_settings(MIDDLEWARE=_middleware(hot=hot)):
-            client = APIClient()
-            client.credentials(HTTP_AUTHORIZATION=f"Bearer {api.secret}")
-            response = client.generic(
-                method, f"/api/v1/threads/t1/{path}", body, "application/json", **headers
-            )
-        answers.append((response.status_code, sorted(response.items()), response.content))
+        answers.append(
+            _served(api.secret, f"/api/v1/threads/t1/{path}", hot=hot, method=method, body=body, **headers)
+        )
     assert answers[0] == answers[1]
     assert 400 <= answers[0][0] < 500, answers[0][2]
     assert (_count_saved(), PendingWrite.objects.count()) == before
