@@ -64,7 +64,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "checkpoints.dashboard.middleware.ContentSecurityPolicyMiddleware",
     # Innermost: the requests agents make on every step, answered without the URL resolver and DRF's
-    # dispatch (README, "The hot path"); every other request, and every refusal, passes through.
+    # dispatch; every other request, and every refusal, passes through (README, "The hot path below DRF").
     "checkpoints.api.hot_path.HotPathMiddleware",
 ]
 
