@@ -1,5 +1,7 @@
-"""What the API's and the dashboard's URL confs share: the `cid` path converter for client-chosen ids, and
-the URL of one checkpoint (its id is unique within a thread and namespace, so the namespace is in the query).
+"""What the API's and the dashboard's URL confs share: the `cid` path converter for client-chosen ids, the
+URL of one checkpoint (its id is unique within a thread and namespace, so the namespace is in the query), and
+a route's own pattern and view, for the hot path (checkpoints.api.hot_path), which matches a few routes
+without resolving every one.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ def checkpoint_url(
 def _route(view: str, names: tuple[str, ...], _script_prefix: str) -> str:
     """The view's path as a %-template of `names` (reversing per response cost more than the save's SQL took
     to build); ids need no quoting (ClientIdConverter), slugs neither."""
-    placeholders = {name: f"slot-{name}-slot" for name in names}
+    placeholders = {name: _placeholder(name) for name in names}
     path = reverse(view, kwargs=placeholders).replace("%", "%%")
     for name, placeholder in placeholders.items():
         path = path.replace(placeholder, f"%({name})s")
@@ -68,15 +70,20 @@ def _route(view: str, names: tuple[str, ...], _script_prefix: str) -> str:
 def route_pattern(view: str, names: tuple[str, ...]) -> re.Pattern[str]:
     """The view's path as Django's resolver matches it (`request.path_info`, without the script prefix), each
     of `names` a group of the `cid` converter's pattern: for finding a route without resolving every one."""
-    pattern = re.escape(_path_info(view, {name: f"slot-{name}-slot" for name in names}))
+    pattern = re.escape(_path_info(view, {name: _placeholder(name) for name in names}))
     for name in names:
-        pattern = pattern.replace(re.escape(f"slot-{name}-slot"), f"(?P<{name}>{CLIENT_ID_PATTERN})")
+        pattern = pattern.replace(re.escape(_placeholder(name)), f"(?P<{name}>{CLIENT_ID_PATTERN})")
     return re.compile(f"{pattern}\\Z")
 
 
 def route_view(view: str, names: tuple[str, ...]) -> Callable[..., HttpResponseBase]:
     """The view function Django resolves the route to."""
-    return resolve(_path_info(view, dict.fromkeys(names, "x"))).func
+    return resolve(_path_info(view, {name: _placeholder(name) for name in names})).func
+
+
+def _placeholder(name: str) -> str:
+    """A value the `cid` converter accepts, found again in the reversed path (no route holds it)."""
+    return f"slot-{name}-slot"
 
 
 def _path_info(view: str, kwargs: dict[str, str]) -> str:

@@ -45,13 +45,13 @@ _OUTCOME = "_cairn_api_key_authentication"
 def request_authentication(request: HttpRequest) -> tuple[ApiKeyPrincipal, ApiKey] | None:
     """The request's key (None: no `Authorization` header), made once per request; AuthenticationFailed
     (401) for any other header that names no usable key."""
-    outcome = request.__dict__.get(_OUTCOME)
+    outcome = getattr(request, _OUTCOME, None)
     if outcome is None:
         try:
             outcome = _authenticate(request)
         except AuthenticationFailed as failure:
             outcome = failure
-        request.__dict__[_OUTCOME] = outcome
+        setattr(request, _OUTCOME, outcome)
     if isinstance(outcome, AuthenticationFailed):
         raise outcome
     return outcome or None
