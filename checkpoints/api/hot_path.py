@@ -4,16 +4,16 @@
 other (host check, security headers, the API's guard, clickjacking). For a request to one of `HOT_ROUTES`
 with a plain `Accept`, it does what DRF's dispatch would do, with the API's own parts: the key's
 authentication (made once per request: `request_authentication`), the scope (`HasScope`), the rate
-(`ApiKeyRateThrottle`), the query parameters' check, the body's parser (`StrictJSONParser`), then the view's
-own handler, given a `HotRequest` (what the handler reads of DRF's `Request`), and the headers DRF adds to
-every answer of the view (`Allow`).
+(`ApiKeyRateThrottle`), the query parameters' check, DRF's negotiation, the body's parser
+(`StrictJSONParser`), then the view's own handler, given a `HotRequest` (what the handler reads of DRF's
+`Request`), and DRF's own `finalize_response` (the view's headers, `Allow`; a `Response` rendered).
 
 Only successes are answered here. Anything else (no key or a bad one, a scope or rate refusal, a body or
 query the API refuses, a 404, 409, 410 or 412 from the service) goes on to the resolver and DRF, which
 answer it as they answer every request: each error keeps one author. The service's refusals change nothing
 (a save is one transaction), so DRF's second run meets the same refusal; the key is counted once, its
 authentication and count being kept on the request. A write that fails otherwise (the database) is not run
-again: DRF's own exception handling answers it (`answered_by_drf`). README: "The hot path below DRF".
+again: DRF's own exception handling answers it (`drfs_answer`). README: "The hot path below DRF".
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.http.request import HttpHeaders
 from rest_framework.exceptions import APIException, AuthenticationFailed
+from rest_framework.renderers import BaseRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
@@ -59,14 +62,6 @@ class HotRoute:
         """The view Django resolves the route to (the URL conf names it, once)."""
         return route_view(self.name, self.ids).view_class  # type: ignore[attr-defined]
 
-    @cached_property
-    def headers(self) -> dict[str, str]:
-        """The headers DRF's `finalize_response` gives every answer of the view (`Allow`; `Vary` with a
-        second renderer), from a view set up as Django sets one up."""
-        view = self.view_class()
-        view.setup(HttpRequest())
-        return dict(view.default_response_headers)
-
 
 HOT_ROUTES = (
     HotRoute("api:thread-checkpoints", ("thread_id",), "POST"),  # save
@@ -77,19 +72,26 @@ HOT_ROUTES = (
     HotRoute("api:langgraph-checkpoint-save", ("thread_id",), "POST"),  # LangGraph's put
     HotRoute("api:checkpoint-writes", ("thread_id", "checkpoint_id"), "POST"),  # LangGraph's put_writes
     HotRoute("api:langgraph-checkpoints", (), "GET"),  # LangGraph's get_tuple and list
+    HotRoute("api:thread-messages", ("thread_id",), "POST"),  # append messages
 )
 
 
 @dataclass
 class HotRequest:
-    """What DRF's permission, throttle and query-parameter checks and the hot views' handlers read of DRF's
-    `Request`, which they are given instead of it."""
+    """What DRF's permission, throttle, query-parameter and negotiation classes, its `finalize_response` and
+    the hot views' handlers read of DRF's `Request`, which they are given instead of it."""
 
     method: str
     auth: ApiKey
     query_params: QueryDict
     django_request: HttpRequest
     data: Any = None
+    accepted_renderer: BaseRenderer | None = None  # the negotiation's answer, where DRF's `initial` keeps it
+    accepted_media_type: str | None = None
+
+    @property
+    def META(self) -> dict[str, Any]:  # Django's name
+        return self.django_request.META
 
     @property
     def headers(self) -> HttpHeaders:
@@ -132,13 +134,25 @@ def answered(route: HotRoute, request: HttpRequest, ids: dict[str, str]) -> Http
     if hot_request is None:
         return None
     view.setup(hot_request, **ids)  # type: ignore[arg-type]  # as Django sets up a view: request, kwargs
+    # What DRF's dispatch and `initial` set up around a handler: the headers of every answer, the format
+    # suffix and the negotiated renderer (the first, for a plain `Accept`).
+    view.headers = view.default_response_headers
+    view.format_kwarg = view.get_format_suffix(**ids)
+    negotiated = view.perform_content_negotiation(hot_request)  # type: ignore[arg-type]
+    hot_request.accepted_renderer, hot_request.accepted_media_type = negotiated
     try:
         response = handled(route, view, request, hot_request)
+        return None if response is None else finalized(view, view.request, response)
     finally:
         vars(view).clear()  # it served this request only (and `view.head` names it: a cycle otherwise)
-    if response is not None:
-        for name, value in route.headers.items():
-            response[name] = value
+
+
+def finalized(view: APIView, request: HotRequest | Request, response: HttpResponse) -> HttpResponse:
+    """The answer as DRF's dispatch ends it: `finalize_response` (its headers; a `Response`'s renderer), then
+    a `Response` rendered, as Django renders a view's."""
+    response = view.finalize_response(request, response)  # type: ignore[arg-type]
+    if isinstance(response, Response):
+        response.render()
     return response
 
 
@@ -162,20 +176,18 @@ def handled(
     except Exception as error:
         if route.method == "GET":
             return None  # a read is served again by DRF, which answers as it answers any failure
-        return answered_by_drf(view, request, error)  # a write is not run twice
+        return drfs_answer(view, request, error)  # a write is not run twice
 
 
-def answered_by_drf(view: APIView, request: HttpRequest, error: Exception) -> HttpResponse:
+def drfs_answer(view: APIView, request: HttpRequest, error: Exception) -> HttpResponse:
     """DRF's answer to an exception a handler raised, as its dispatch gives it (the error envelope; or the
-    exception raised again, a bug, for Django's 500)."""
-    drf_request = view.initialize_request(request)
-    view.request, view.headers = drf_request, view.default_response_headers
-    view.format_kwarg = view.get_format_suffix(**view.kwargs)
-    negotiated = view.perform_content_negotiation(drf_request)
-    drf_request.accepted_renderer, drf_request.accepted_media_type = negotiated
-    response = view.finalize_response(drf_request, view.handle_exception(error))
-    response.render()  # DRF's Response, as Django renders a view's
-    return response
+    exception raised again, a bug, for Django's 500), made with DRF's own `Request`, which the view then
+    holds for `finalized`."""
+    hot_request = view.request
+    view.request = drf_request = view.initialize_request(request)
+    drf_request.accepted_renderer = hot_request.accepted_renderer
+    drf_request.accepted_media_type = hot_request.accepted_media_type
+    return view.handle_exception(error)
 
 
 class HotPathMiddleware:

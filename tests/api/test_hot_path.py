@@ -1,7 +1,8 @@
 """The hot path (`checkpoints.api.hot_path`): what it answers below the URL resolver and DRF's dispatch (a
-save, a restore, the head, a new head, the timeline, LangGraph's put, put_writes and list) is the answer the
-whole stack gives, byte for byte and header for header, for every request it takes and every one it passes
-on; it answers only successes, runs no write twice, and a key is counted once however a request is answered.
+save, a restore, the head, a new head, the timeline, LangGraph's put, put_writes and list, a message
+append) is the answer the whole stack gives, byte for byte and header for header, for every request it
+takes and every one it passes on; it answers only successes, runs no write twice, and a key is counted once
+however a request is answered.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from rest_framework.test import APIClient
 
 from checkpoints.api.hot_path import HOT_ROUTES, HotPathMiddleware, HotRoute
 from checkpoints.api.views import checkpoints as checkpoint_views
-from checkpoints.models import ApiKey, Checkpoint, PendingWrite
+from checkpoints.models import ApiKey, Checkpoint, Message, PendingWrite
 from checkpoints.services.api_key_cache import api_keys_forget
 from tests.conftest import ApiClient
 from tests.factories import make_checkpoint
@@ -174,7 +175,7 @@ def test_the_head_the_timeline_and_langgraphs_reads_are_the_whole_stacks_answers
     assert json.loads(_served(api.secret, f"{lg}?thread_id=t2&limit=1", hot=True)[2])["next"]
 
 
-def test_a_new_head_langgraphs_put_and_put_writes_are_the_whole_stacks_answers(
+def test_a_new_head_langgraphs_writes_and_messages_are_the_whole_stacks_answers(
     api: ApiClient, drf_ran: list[str]
 ) -> None:
     state = "/api/v1/threads/t1/state/"
@@ -186,6 +187,8 @@ def test_a_new_head_langgraphs_put_and_put_writes_are_the_whole_stacks_answers(
         ("POST", "/api/v1/langgraph/threads/t2/checkpoints/", {"checkpoint_id": "g1", "agent_id": "graph",
                                                              "state": {"channel_values": {"m": [1]}}}, {}),
         ("POST", writes, {"task_id": "task", "writes": [{"channel": "a", "value": {"x": 1}}]}, {}),
+        ("POST", "/api/v1/threads/t3/messages/", {"messages": [{"message_id": "m1", "role": "user",
+                                                               "content": "hi é"}]}, {}),
     ]  # fmt: skip
     for method, path, body, headers in requests:
         answers = []
@@ -229,6 +232,9 @@ REFUSED_WRITES: list[tuple[str, str, bytes, dict[str, Any]]] = [
     ("PUT", "state/", b'{"agent_id": "a", "state": {}, "parent_id": "taken"}', {}),
     ("POST", "checkpoints/taken/writes/", b'{"task_id": "t", "writes": [{"channel": 1}]}', {}),
     ("POST", "checkpoints/taken/writes/?user_id=u2", b'{"task_id": "t", "writes": []}', {}),
+    ("POST", "messages/", b'{"messages": []}', {}),
+    ("POST", "messages/", b'{"messages": [{"role": "nobody", "content": "x"}]}', {}),
+    ("POST", "messages/?user_id=u2", b'{"messages": [{"role": "user", "content": "x"}]}', {}),
 ]
 
 
@@ -267,7 +273,7 @@ def test_every_refused_write_is_drfs_own_and_stores_nothing(
     api: ApiClient, method: str, path: str, body: bytes, headers: dict[str, Any]
 ) -> None:
     make_checkpoint(api.workspace, "t1", checkpoint_id="taken", state={"n": 1})
-    before = (_count_saved(), PendingWrite.objects.count())
+    before = (_count_saved(), PendingWrite.objects.count(), Message.objects.count())
     answers = []
     for hot in (True, False):
         answers.append(
@@ -275,7 +281,7 @@ def test_every_refused_write_is_drfs_own_and_stores_nothing(
         )
     assert answers[0] == answers[1]
     assert 400 <= answers[0][0] < 500, answers[0][2]
-    assert (_count_saved(), PendingWrite.objects.count()) == before
+    assert (_count_saved(), PendingWrite.objects.count(), Message.objects.count()) == before
 
 
 def _tombstone(api: ApiClient) -> str:
