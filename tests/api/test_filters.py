@@ -1,0 +1,73 @@
+"""The list endpoints' FilterSets are only built when the request names one of their filters: without any,
+a FilterSet filters nothing (`checkpoints.api.filters.filter_queryset`), so the list's queryset is used as it
+is. Pinned here: the premise, for every FilterSet of the API, and that the shortcut is taken."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import django_filters
+import pytest
+from django.http import QueryDict
+
+from checkpoints.api import filters
+from checkpoints.api.filters import filter_queryset
+from tests.conftest import ApiClient
+from tests.factories import make_checkpoint
+
+pytestmark = pytest.mark.django_db
+
+FILTERSETS = [
+    value
+    for value in vars(filters).values()
+    if isinstance(value, type)
+    and issubclass(value, django_filters.FilterSet)
+    and value.__module__ == filters.__name__
+]
+
+
+def test_every_filterset_of_the_api_is_checked_here() -> None:
+    assert {filterset.__name__ for filterset in FILTERSETS} >= {
+        "ThreadCheckpointFilterSet",
+        "CheckpointFilterSet",
+        "ThreadFilterSet",
+        "WorkspaceMessageFilterSet",
+        "MessageFilterSet",
+        "JobFilterSet",
+    }
+
+
+@pytest.mark.parametrize("filterset_class", FILTERSETS, ids=lambda filterset: filterset.__name__)
+@pytest.mark.parametrize("query", ["", "limit=5&cursor=x&include_state=true&user_id=u"])
+def test_without_its_parameters_a_filterset_filters_nothing(filterset_class: Any, query: str) -> None:
+    queryset = filterset_class._meta.model.objects.all()
+    built = filterset_class(QueryDict(query), queryset=queryset)
+    assert built.is_valid(), built.errors
+    assert str(built.qs.query) == str(queryset.query)  # what the shortcut returns instead
+    assert filter_queryset(filterset_class, QueryDict(query), queryset) is queryset
+
+
+def test_a_list_builds_its_filterset_only_for_a_filter(
+    api: ApiClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for agent_id in ("a", "b"):
+        make_checkpoint(api.workspace, "t1", agent_id=agent_id)
+    built: list[type[Any]] = []
+    original = django_filters.FilterSet.__init__
+
+    def recording(self: Any, *args: Any, **kwargs: Any) -> None:
+        built.append(type(self))
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(django_filters.FilterSet, "__init__", recording)
+    unfiltered = api.get("/api/v1/threads/t1/checkpoints/?limit=5")
+    assert [c["agent_id"] for c in unfiltered.json()["results"]] == ["b", "a"]
+    assert built == []
+    filtered = api.get("/api/v1/threads/t1/checkpoints/?limit=5&agent_id=a")
+    assert [c["agent_id"] for c in filtered.json()["results"]] == ["a"]
+    assert built == [filters.ThreadCheckpointFilterSet]
+    refused = api.get("/api/v1/threads/t1/checkpoints/?created_after=")
+    assert refused.status_code == 400, refused.content  # present but empty: still the FilterSet's to judge
+    assert refused.json()["error"]["details"]["fields"] == {
+        "created_after": ["Enter a timestamp, or leave the parameter out."]
+    }
