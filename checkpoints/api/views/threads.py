@@ -28,7 +28,7 @@ from checkpoints.api.serializers.threads import (
 from checkpoints.api.views.base import USER_PARAM, WorkspaceAPIView
 from checkpoints.exceptions import NotFound, ValidationFailed
 from checkpoints.models import Thread
-from checkpoints.services.checkpoint_reads import checkpoint_get
+from checkpoints.services.checkpoint_reads import checkpoint_get, thread_get
 from checkpoints.services.thread_storage import storage_summary, with_stored_sizes
 from checkpoints.services.threads import (
     thread_copy,
@@ -47,9 +47,10 @@ class ThreadScopedView(WorkspaceAPIView):
     """Finds threads the way every thread endpoint must: in the key's workspace, and the `user_id`'s."""
 
     def thread(self, thread_id: str, *, with_stats: bool = False) -> Thread:
+        if not with_stats:
+            return thread_get(workspace=self.workspace, thread_id=thread_id, user_id=self.query_user_id())
         queryset = Thread.objects.for_workspace(self.workspace).for_user(self.query_user_id())
-        found = with_stored_sizes(queryset.with_stats(timezone.now())) if with_stats else queryset
-        thread = found.filter(thread_id=thread_id).first()
+        thread = with_stored_sizes(queryset.with_stats(timezone.now())).filter(thread_id=thread_id).first()
         if thread is None:
             raise NotFound(f"Thread {thread_id!r} not found.")
         return thread
