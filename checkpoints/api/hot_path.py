@@ -73,6 +73,7 @@ HOT_ROUTES = (
     HotRoute("api:checkpoint-writes", ("thread_id", "checkpoint_id"), "POST"),  # LangGraph's put_writes
     HotRoute("api:langgraph-checkpoints", (), "GET"),  # LangGraph's get_tuple and list
     HotRoute("api:thread-messages", ("thread_id",), "POST"),  # append messages
+    HotRoute("api:thread-messages", ("thread_id",), "GET"),  # read them back
 )
 
 

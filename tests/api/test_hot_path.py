@@ -30,6 +30,7 @@ pytestmark = pytest.mark.django_db
 
 HOT = f"{HotPathMiddleware.__module__}.{HotPathMiddleware.__name__}"
 CPS = "/api/v1/threads/t1/checkpoints/"
+MESSAGES = "/api/v1/threads/t3/messages/"
 
 
 def _middleware(*, hot: bool) -> list[str]:
@@ -155,8 +156,12 @@ def test_the_head_the_timeline_and_langgraphs_reads_are_the_whole_stacks_answers
         graph_step = {"checkpoint_id": f"g{n}", "agent_id": "graph", "state": {"channel_values": {"n": n}}}
         assert api.post("/api/v1/langgraph/threads/t2/checkpoints/", graph_step).status_code == 201
     make_checkpoint(api.workspace, "t1", checkpoint_id="s0", namespace="sub", state={"s": 0})
+    messages = [{"role": role, "content": f"{role} é"} for role in ("user", "assistant", "user")]
+    assert api.post(f"{MESSAGES}?user_id=u", {"messages": messages}).status_code == 201
     first_page = _answered_hot_as_whole(api.secret, f"{CPS}?limit=2", drf_ran)[2]
     next_page = json.loads(first_page)["next"].removeprefix("http://testserver")
+    first_messages = _answered_hot_as_whole(api.secret, f"{MESSAGES}?limit=2&user_id=u", drf_ran)[2]
+    next_messages = json.loads(first_messages)["next"].removeprefix("http://testserver")
     lg = "/api/v1/langgraph/checkpoints/"
     for path in (
         "/api/v1/threads/t1/state/",
@@ -167,6 +172,9 @@ def test_the_head_the_timeline_and_langgraphs_reads_are_the_whole_stacks_answers
         f"{lg}?thread_id=t2&namespace=&limit=1",
         f"{lg}?thread_id=t2&namespace=&checkpoint_id=g1",
         f"{lg}?thread_id=t2&before=g2",
+        MESSAGES,
+        next_messages,
+        f"{MESSAGES}?role=user&after_seq=1",
     ):
         status, headers, body = _answered_hot_as_whole(api.secret, path, drf_ran)
         assert status == 200, body
@@ -307,6 +315,11 @@ def _other_workspaces(api: ApiClient, other_api: ApiClient) -> str:
     return f"{CPS}{theirs.checkpoint_id}/"
 
 
+def _messages(api: ApiClient) -> str:
+    assert api.post(f"{MESSAGES}?user_id=u", {"messages": [{"role": "user"}]}).status_code == 201
+    return MESSAGES
+
+
 # Requests the hot path passes on (each to an error DRF words), and the status DRF gives.
 PASSED_ON: list[tuple[str, Callable[..., str], int]] = [
     ("unknown checkpoint", lambda api, other: f"{CPS}nope/", 404),
@@ -315,6 +328,10 @@ PASSED_ON: list[tuple[str, Callable[..., str], int]] = [
     ("expired", lambda api, other: _tombstone(api), 410),
     ("altered after saving", lambda api, other: _tampered(api), 409),
     ("one id in two namespaces", lambda api, other: _ambiguous(api), 409),
+    ("an unknown thread's messages", lambda api, other: MESSAGES, 404),
+    ("another user's messages", lambda api, other: f"{_messages(api)}?user_id=someone-else", 404),
+    ("a message filter's bad value", lambda api, other: f"{_messages(api)}?after_seq=one", 400),
+    ("a message filter present but empty", lambda api, other: f"{_messages(api)}?role=", 400),
 ]
 
 
@@ -404,6 +421,8 @@ def test_a_key_is_counted_once_whoever_answers(api: ApiClient) -> None:
         "/api/v1//threads/t1/checkpoints/c1/",
         "/api/v2/threads/t1/checkpoints/c1/",
         "/api/v1/langgraph/threads/t1/checkpoints/",
+        "/api/v1/threads/t1/messages/",
+        "/api/v1/threads/t1/messages/m1/",
         "/dashboard/threads/t1/checkpoints/c1/",
     ],
 )
