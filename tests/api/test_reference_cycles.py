@@ -44,8 +44,8 @@ def cyclic_garbage() -> Counter[str]:
     return found
 
 
-# Not here: list pages (django-filter's forms), bodies DRF's serializers refuse, and an ORM query with
-# `select_related` (Django's compiler leaves a recursive closure behind).
+# Not here: filtered list pages (django-filter's forms; a page without filters builds none), bodies DRF's
+# serializers refuse, and an ORM query with `select_related` (Django's compiler leaves a recursive closure).
 def test_hot_requests_and_their_errors_leave_no_cycles(api: ApiClient, collector_paused: None) -> None:
     app = WSGIHandler()
     saved = api.post("/api/v1/threads/t1/checkpoints/", {"state": {"n": 1}, "agent_id": "a"}, format="json")
@@ -66,6 +66,8 @@ def test_hot_requests_and_their_errors_leave_no_cycles(api: ApiClient, collector
             {"task_id": "a", "writes": [{"channel": "c", "value": 1}]},
             "201 Created",
         ),
+        ("GET", "/api/v1/threads/t1/checkpoints/", None, "200 OK"),
+        ("GET", "/api/v1/threads/t1/messages/", None, "200 OK"),
         ("GET", "/api/v1/threads/t1/checkpoints/missing/", None, "404 Not Found"),
         ("GET", checkpoint, {"unknown": "parameter"}, "400 Bad Request"),
     ]
