@@ -71,3 +71,31 @@ def test_a_list_builds_its_filterset_only_for_a_filter(
     assert refused.json()["error"]["details"]["fields"] == {
         "created_after": ["Enter a timestamp, or leave the parameter out."]
     }
+
+
+def test_langgraphs_get_tuple_builds_no_filterset(api: ApiClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    for n, run_id in enumerate(("r1", "r2")):
+        step = {
+            "checkpoint_id": f"g{n}",
+            "agent_id": "graph",
+            "run_id": run_id,
+            "state": {"channel_values": {}},
+        }
+        assert api.post("/api/v1/langgraph/threads/t2/checkpoints/", step).status_code == 201
+    built: list[type[Any]] = []
+    original = django_filters.FilterSet.__init__
+
+    def recording(self: Any, *args: Any, **kwargs: Any) -> None:
+        built.append(type(self))
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(django_filters.FilterSet, "__init__", recording)
+    lg = "/api/v1/langgraph/checkpoints/"
+    assert [c["checkpoint_id"] for c in api.get(f"{lg}?thread_id=t2&limit=1").json()["results"]] == ["g1"]
+    assert [c["checkpoint_id"] for c in api.get(f"{lg}?thread_id=t2&checkpoint_id=g0").json()["results"]] == [
+        "g0"
+    ]
+    assert api.get(f"{lg}?thread_id=other").json()["results"] == []
+    assert built == []
+    assert [c["checkpoint_id"] for c in api.get(f"{lg}?thread_id=t2&run_id=r1").json()["results"]] == ["g0"]
+    assert built == [filters.ThreadCheckpointFilterSet]

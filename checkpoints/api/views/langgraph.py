@@ -12,7 +12,7 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from checkpoints.api.filters import CheckpointFilterSet, filter_queryset
+from checkpoints.api.filters import ThreadCheckpointFilterSet, filter_queryset
 from checkpoints.api.pagination import PAGE_PARAMS, KeysetPage
 from checkpoints.api.renderers import json_array
 from checkpoints.api.serializers.checkpoints import CheckpointSerializer, pending_write_representation
@@ -62,7 +62,9 @@ class LangGraphCheckpointsView(WorkspaceAPIView):
             checkpoint_id=params.get("checkpoint_id") or None,
             before=params.get("before") or None,
         )
-        queryset = filter_queryset(CheckpointFilterSet, params, queryset)
+        # The thread is langgraph_tuples' to find: of the filters, only `metadata` and `run_id` are this
+        # operation's (TUPLE_PARAMS), so `get_tuple`, which names a thread and a checkpoint, builds none.
+        queryset = filter_queryset(ThreadCheckpointFilterSet, params, queryset)
         page = KeysetPage(request, queryset, ["-checkpoint_id", "-id"])
         writes = pending_writes_by_checkpoint(page.results)
 
