@@ -41,25 +41,29 @@ def test_every_filterset_of_the_api_is_checked_here() -> None:
 @pytest.mark.parametrize("query", ["", "limit=5&cursor=x&include_state=true&user_id=u"])
 def test_without_its_parameters_a_filterset_filters_nothing(filterset_class: Any, query: str) -> None:
     queryset = filterset_class._meta.model.objects.all()
-    built = filterset_class(QueryDict(query), queryset=queryset)
-    assert built.is_valid(), built.errors
-    assert str(built.qs.query) == str(queryset.query)  # what the shortcut returns instead
+    filterset = filterset_class(QueryDict(query), queryset=queryset)
+    assert filterset.is_valid(), filterset.errors
+    assert str(filterset.qs.query) == str(queryset.query)  # what the shortcut returns instead
     assert filter_queryset(filterset_class, QueryDict(query), queryset) is queryset
 
 
-def test_a_list_builds_its_filterset_only_for_a_filter(
-    api: ApiClient, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    for agent_id in ("a", "b"):
-        make_checkpoint(api.workspace, "t1", agent_id=agent_id)
-    built: list[type[Any]] = []
+@pytest.fixture
+def built(monkeypatch: pytest.MonkeyPatch) -> list[type[Any]]:
+    """The FilterSet classes instantiated from here on, in order."""
+    classes: list[type[Any]] = []
     original = django_filters.FilterSet.__init__
 
     def recording(self: Any, *args: Any, **kwargs: Any) -> None:
-        built.append(type(self))
+        classes.append(type(self))
         original(self, *args, **kwargs)
 
     monkeypatch.setattr(django_filters.FilterSet, "__init__", recording)
+    return classes
+
+
+def test_a_list_builds_its_filterset_only_for_a_filter(api: ApiClient, built: list[type[Any]]) -> None:
+    for agent_id in ("a", "b"):
+        make_checkpoint(api.workspace, "t1", agent_id=agent_id)
     unfiltered = api.get("/api/v1/threads/t1/checkpoints/?limit=5")
     assert [c["agent_id"] for c in unfiltered.json()["results"]] == ["b", "a"]
     assert built == []
@@ -73,7 +77,7 @@ def test_a_list_builds_its_filterset_only_for_a_filter(
     }
 
 
-def test_langgraphs_get_tuple_builds_no_filterset(api: ApiClient, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_langgraphs_get_tuple_builds_no_filterset(api: ApiClient, built: list[type[Any]]) -> None:
     for n, run_id in enumerate(("r1", "r2")):
         step = {
             "checkpoint_id": f"g{n}",
@@ -82,14 +86,6 @@ def test_langgraphs_get_tuple_builds_no_filterset(api: ApiClient, monkeypatch: p
             "state": {"channel_values": {}},
         }
         assert api.post("/api/v1/langgraph/threads/t2/checkpoints/", step).status_code == 201
-    built: list[type[Any]] = []
-    original = django_filters.FilterSet.__init__
-
-    def recording(self: Any, *args: Any, **kwargs: Any) -> None:
-        built.append(type(self))
-        original(self, *args, **kwargs)
-
-    monkeypatch.setattr(django_filters.FilterSet, "__init__", recording)
     lg = "/api/v1/langgraph/checkpoints/"
     assert [c["checkpoint_id"] for c in api.get(f"{lg}?thread_id=t2&limit=1").json()["results"]] == ["g1"]
     assert [c["checkpoint_id"] for c in api.get(f"{lg}?thread_id=t2&checkpoint_id=g0").json()["results"]] == [
