@@ -36,8 +36,11 @@ TIMESTAMPTZ = "timestamptz"
 TIMESTAMPTZ_OID = psycopg.adapters.types[TIMESTAMPTZ].oid
 
 
-def _fields(model: type[models.Model], *, with_pk: bool = True) -> list[models.Field[Any, Any]]:
-    return [f for f in model._meta.concrete_fields if with_pk or not f.primary_key]
+def _fields(
+    model: type[models.Model], *, with_pk: bool = True, skip: tuple[str, ...] = ()
+) -> list[models.Field[Any, Any]]:
+    fields = model._meta.concrete_fields
+    return [f for f in fields if (with_pk or not f.primary_key) and f.attname not in skip]
 
 
 def _column(field: models.Field[Any, Any]) -> str:
@@ -45,8 +48,10 @@ def _column(field: models.Field[Any, Any]) -> str:
     return field.column
 
 
-def _columns(model: type[models.Model], alias: str) -> str:
-    return ", ".join(f"{alias}.{_column(f)}" for f in _fields(model))
+def columns(model: type[models.Model], alias: str, skip: tuple[str, ...] = ()) -> str:
+    """The model's columns in field order, those of the fields named in `skip` left out (`load` takes a
+    row of them)."""
+    return ", ".join(f"{alias}.{_column(f)}" for f in _fields(model, skip=skip))
 
 
 # The rule of CheckpointQuerySet.live() for the row aliased `c`: not a tombstone, not past its expiry.
@@ -69,7 +74,7 @@ _FRESH = {"postgresql": f"t.xmin = (SELECT s.xmin FROM {THREAD} s WHERE s.id = t
 def save_context_sql(vendor: str, *, lock: bool) -> str:
     """The save's first statement; with `lock`, it takes the thread's row lock (PostgreSQL)."""
     sql = (
-        f"SELECT {_columns(Thread, 't')}, "  # nosec B608 # table and column names from the models; every value is bound
+        f"SELECT {columns(Thread, 't')}, "  # nosec B608 # table and column names from the models; every value is bound
         f"(SELECT c.checkpoint_id {_HEAD}), (SELECT c.step_index {_HEAD}), "
         f"(SELECT c.step_index {_NAMED} = %(parent_id)s), (SELECT c.id {_NAMED} = %(checkpoint_id)s), "
         f"(SELECT {LIVE} {_NAMED} = %(checkpoint_id)s), "
@@ -169,7 +174,7 @@ def store_parts(parts: Parts) -> None:
 
 # A thread by its public id (every thread-scoped read starts here).
 THREAD_BY_ID = (
-    f"SELECT {_columns(Thread, 't')} FROM {THREAD} t "  # nosec B608 # names from the models; values bound
+    f"SELECT {columns(Thread, 't')} FROM {THREAD} t "  # nosec B608 # names from the models; values bound
     "WHERE t.workspace_id = %(workspace)s AND t.thread_id = %(thread_id)s"
 )
 
@@ -182,7 +187,7 @@ def _header(column: str) -> str:
     return f"CASE WHEN left({column}, 1) = '{packing.MARK}' THEN split_part({column}, E'\\n', 1) ELSE '' END"
 
 
-_PARTS_OF_ROW = {
+PARTS_OF_ROW = {
     "postgresql": "LEFT JOIN LATERAL (SELECT json_agg(json_build_array(r.m[1], length(v.body)) "  # nosec B608 # names from the models
     "ORDER BY r.n)::text AS names, string_agg(v.body, '' ORDER BY r.n) AS texts "
     f"FROM regexp_matches({_header('c.state')} || ',' || {_header('c.context')}, "
@@ -191,7 +196,7 @@ _PARTS_OF_ROW = {
     ") p ON true",
     "sqlite": "",  # unpack() reads them, in-process
 }
-_PARTS_COLUMNS = {"postgresql": "p.names, p.texts", "sqlite": "NULL, NULL"}
+PARTS_COLUMNS = {"postgresql": "p.names, p.texts", "sqlite": "NULL, NULL"}
 
 
 @cache
@@ -202,8 +207,8 @@ def checkpoint_in_thread_sql(vendor: str, *, in_namespace: bool) -> str:
     caller."""
     namespace = " AND c.namespace = %(namespace)s" if in_namespace else ""
     return (
-        f"SELECT {_columns(Checkpoint, 'c')}, {_columns(Thread, 't')}, {_PARTS_COLUMNS[vendor]} "  # nosec B608 # table and column names from the models; every value is bound
-        f"FROM {CHECKPOINT} c JOIN {THREAD} t ON t.id = c.thread_id {_PARTS_OF_ROW[vendor]} "
+        f"SELECT {columns(Checkpoint, 'c')}, {columns(Thread, 't')}, {PARTS_COLUMNS[vendor]} "  # nosec B608 # table and column names from the models; every value is bound
+        f"FROM {CHECKPOINT} c JOIN {THREAD} t ON t.id = c.thread_id {PARTS_OF_ROW[vendor]} "
         "WHERE t.workspace_id = %(workspace)s "
         "AND c.workspace_id = %(workspace)s AND t.thread_id = %(thread_id)s "
         f"AND c.checkpoint_id = %(checkpoint_id)s{namespace} LIMIT 10"
@@ -328,24 +333,26 @@ def adapt_datetime(value: Any) -> Any:
 
 
 @cache
-def _loading(model: type[models.Model], vendor: str) -> tuple[list[str], list[tuple[int, Any, list[Any]]]]:
-    """The model's attnames in column order (`_columns`), and for each field with converters its position,
-    column expression and Django's converters (the backend's, then the field's)."""
+def _loading(
+    model: type[models.Model], vendor: str, skip: tuple[str, ...]
+) -> tuple[list[str], list[tuple[int, Any, list[Any]]]]:
+    """The attnames of `columns(model, alias, skip)` in order, and for each field with converters its
+    position, column expression and Django's converters (the backend's, then the field's)."""
     table = model._meta.db_table
     converted = []
-    for index, field in enumerate(_fields(model)):
+    for index, field in enumerate(_fields(model, skip=skip)):
         column = field.get_col(table)
         converters = connection.ops.get_db_converters(column) + field.get_db_converters(connection)
         if converters:
             converted.append((index, column, converters))
-    return [field.attname for field in _fields(model)], converted
+    return [field.attname for field in _fields(model, skip=skip)], converted
 
 
-def load(model: type[M], values: Sequence[Any]) -> M:
-    """A model instance from a row of exactly the model's concrete fields in order (`_columns`), as
-    `Model.from_db` makes it."""
+def load(model: type[M], values: Sequence[Any], skip: tuple[str, ...] = ()) -> M:
+    """A model instance from a row of `columns(model, alias, skip)`, as `Model.from_db` makes it (the
+    fields in `skip` deferred)."""
     db = connections[DEFAULT_DB_ALIAS]
-    attnames, converted = _loading(model, db.vendor)
+    attnames, converted = _loading(model, db.vendor, skip)
     row = list(values)
     for index, column, converters in converted:
         value = row[index]
@@ -355,8 +362,8 @@ def load(model: type[M], values: Sequence[Any]) -> M:
     return model_from_row(model, db.alias, attnames, row)
 
 
-def width(model: type[models.Model]) -> int:
-    return len(_fields(model))
+def width(model: type[models.Model], skip: tuple[str, ...] = ()) -> int:
+    return len(_fields(model, skip=skip))
 
 
 def load_checkpoint_with_thread(row: Sequence[Any], workspace: Any) -> Checkpoint:
@@ -368,17 +375,23 @@ def load_checkpoint_with_thread(row: Sequence[Any], workspace: Any) -> Checkpoin
     relate_loaded(checkpoint, "thread", thread)
     relate_loaded(checkpoint, "workspace", workspace)
     relate_loaded(thread, "workspace", workspace)
-    names, texts = row[-2:]
-    if names is None:
+    if not put_fetched_parts(checkpoint, *row[-2:]):
         unpack([checkpoint])
-        return checkpoint
+    return checkpoint
+
+
+def put_fetched_parts(checkpoint: Checkpoint, names: str | None, texts: str | None) -> bool:
+    """Assemble a checkpoint's packed documents from the parts its row fetched (`PARTS_COLUMNS`); False if
+    the row fetched none (SQLite, or no packed document): `unpack` then reads what it names."""
+    if names is None:
+        return False
     parts, start = {}, 0
     for name, length in json.loads(names):
         if length is not None:
-            parts[packing.digest_named(name)] = texts[start : start + length]
+            parts[packing.digest_named(name)] = (texts or "")[start : start + length]
             start += length
     put_parts_back(checkpoint, parts)
-    return checkpoint
+    return True
 
 
 def insert_checkpoint(
@@ -443,13 +456,13 @@ _PENDING_WRITES_PUT = (
     "incoming AS (SELECT * FROM unnest(%(idx)s::int[], %(channel)s::text[], %(type)s::text[], "
     "%(value)s::text[]) AS w(idx, channel, type, value)), "
     f"ordinary AS (INSERT INTO {PENDING_WRITE} ({_WRITE_COLUMNS}) {_INCOMING} WHERE w.idx >= 0 "
-    f"ON CONFLICT ({_WRITE_KEY}) DO NOTHING RETURNING {_columns(PendingWrite, PENDING_WRITE)}), "
+    f"ON CONFLICT ({_WRITE_KEY}) DO NOTHING RETURNING {columns(PendingWrite, PENDING_WRITE)}), "
     f"special AS (INSERT INTO {PENDING_WRITE} ({_WRITE_COLUMNS}) {_INCOMING} WHERE w.idx < 0 "
     f"ON CONFLICT ({_WRITE_KEY}) DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, "
     "value = EXCLUDED.value, task_path = EXCLUDED.task_path, created_at = EXCLUDED.created_at "
-    f"RETURNING {_columns(PendingWrite, PENDING_WRITE)}) "
+    f"RETURNING {columns(PendingWrite, PENDING_WRITE)}) "
     "SELECT * FROM ordinary UNION ALL SELECT * FROM special UNION ALL "
-    f"SELECT {_columns(PendingWrite, 'p')} FROM {PENDING_WRITE} p CROSS JOIN touched "
+    f"SELECT {columns(PendingWrite, 'p')} FROM {PENDING_WRITE} p CROSS JOIN touched "
     "WHERE p.thread_id = %(thread)s AND p.namespace = %(namespace)s AND p.checkpoint_id = %(checkpoint_id)s "
     "AND p.task_id = %(task_id)s AND p.idx NOT IN (SELECT idx FROM special)"
 )
