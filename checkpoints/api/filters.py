@@ -21,13 +21,18 @@ from checkpoints.numbers import parse_whole_number
 from checkpoints.services.search import messages_matching
 
 
+def names_a_filter(filterset_class: type[django_filters.FilterSet], params: Any) -> bool:
+    """Whether the query names one of the FilterSet's filters: an absent parameter never filters."""
+    return not params.keys().isdisjoint(filterset_class.base_filters)
+
+
 def filter_queryset(
     filterset_class: type[django_filters.FilterSet], params: Any, queryset: QuerySet[Any]
 ) -> Any:
     """Apply a FilterSet, turning form errors into the validation_error envelope. Without any of its
     parameters it filters nothing (an absent parameter never filters), so it is not built: a FilterSet
     copies its filters and builds a form class per instance, several milliseconds of a page."""
-    if params.keys().isdisjoint(filterset_class.base_filters):
+    if not names_a_filter(filterset_class, params):
         return queryset
     filterset = filterset_class(params, queryset=queryset)
     if not filterset.is_valid():

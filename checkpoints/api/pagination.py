@@ -9,12 +9,11 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
 from django.db import models
-from django.db.models import Q
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
@@ -24,6 +23,7 @@ from rest_framework.utils.urls import replace_query_param
 from checkpoints.api.renderers import RawJSON, json_array, json_object, json_scalar, written_response
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.numbers import parse_whole_number
+from checkpoints.services.checkpoint_pages import Seek
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
@@ -51,21 +51,49 @@ def parse_limit(request: Request, default: int = DEFAULT_LIMIT, maximum: int = M
     return limit
 
 
+def queryset_rows(queryset: models.QuerySet[Any], seek: Seek) -> list[Any]:
+    """What a page of a queryset reads for `seek` (`KeysetPage`)."""
+    if seek.position is not None:
+        queryset = queryset.filter(seek.after())
+    return list(queryset.order_by(*seek.ordering)[: seek.limit])
+
+
 class KeysetPage:
     """One page of a queryset ordered by `ordering` (field names, "-" for descending)."""
 
     cursor_param = "cursor"
 
     def __init__(self, request: Request, queryset: models.QuerySet[Any], ordering: Sequence[str]) -> None:
+        self._read(request, queryset.model, ordering, lambda seek: queryset_rows(queryset, seek))
+
+    @classmethod
+    def fetched(
+        cls,
+        request: Request,
+        model: type[models.Model],
+        ordering: Sequence[str],
+        fetch: Callable[[Seek], list[Any]],
+    ) -> KeysetPage:
+        """A page whose rows `fetch` reads itself (a static statement): rows of `model` strictly after
+        `seek.position` (when given) in `seek.ordering`, at most `seek.limit` of them, in that order."""
+        page = cls.__new__(cls)
+        page._read(request, model, ordering, fetch)
+        return page
+
+    def _read(
+        self,
+        request: Request,
+        model: type[models.Model],
+        ordering: Sequence[str],
+        fetch: Callable[[Seek], list[Any]],
+    ) -> None:
         self.request = request
         self.ordering = list(ordering)
         self.limit = parse_limit(request)
-        self.model = queryset.model
+        self.model = model
         position, backwards = self._decode(request.query_params.get(self.cursor_param))
         page_ordering = [self._flip(f) for f in self.ordering] if backwards else self.ordering
-        if position is not None:
-            queryset = queryset.filter(self._after(position, page_ordering))
-        rows = list(queryset.order_by(*page_ordering)[: self.limit + 1])
+        rows = fetch(Seek(page_ordering, position, self.limit + 1))
         more = len(rows) > self.limit
         rows = rows[: self.limit]
         if backwards:
@@ -81,17 +109,6 @@ class KeysetPage:
     @staticmethod
     def _flip(field: str) -> str:
         return field[1:] if field.startswith("-") else f"-{field}"
-
-    def _after(self, position: list[Any], ordering: Sequence[str]) -> Q:
-        """Rows strictly after `position` in `ordering`: (a > x) OR (a = x AND b > y) OR ..."""
-        condition = Q()
-        equal_so_far = Q()
-        for field, value in zip(ordering, position, strict=True):
-            name = field.lstrip("-")
-            op = "lt" if field.startswith("-") else "gt"
-            condition |= equal_so_far & Q(**{f"{name}__{op}": value})
-            equal_so_far &= Q(**{name: value})
-        return condition
 
     def _value(self, row: Any, field: str) -> Any:
         value = getattr(row, field.lstrip("-"))

@@ -10,6 +10,7 @@ from django.db import models
 from django.db.models import OuterRef, Q
 from django.utils import timezone
 
+from checkpoints.integrity import PAYLOAD_FIELDS
 from checkpoints.models.thread import Thread
 from checkpoints.models.value import UnpackingIterable
 from checkpoints.models.workspace import Workspace
@@ -77,7 +78,7 @@ class CheckpointQuerySet(models.QuerySet["Checkpoint"]):
 
     def without_payload(self) -> CheckpointQuerySet:
         """Skip the (possibly large) JSON documents: for lists and trees that never show them."""
-        return self.defer("state", "context", "metadata")
+        return self.defer(*PAYLOAD_FIELDS)
 
 
 class Checkpoint(models.Model):

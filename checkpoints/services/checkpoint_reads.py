@@ -9,7 +9,6 @@ from typing import Any
 import jsonpatch
 from django.conf import settings
 from django.db import connection
-from django.db.models import QuerySet
 from django.utils import timezone
 
 from checkpoints.exceptions import (
@@ -24,6 +23,7 @@ from checkpoints.integrity import CHECKSUM_FIELDS, PAYLOAD_FIELDS, record_checks
 from checkpoints.models import Checkpoint, PendingWrite, Thread, Workspace
 from checkpoints.models.checkpoint import model_attribute
 from checkpoints.services import hot_sql
+from checkpoints.services.checkpoint_pages import CheckpointPages
 
 
 def thread_get(*, workspace: Workspace, thread_id: str, user_id: str | None = None) -> Thread:
@@ -64,19 +64,15 @@ def checkpoint_timeline(
     include_state: bool = False,
     before: str | None = None,
     now: datetime | None = None,
-) -> QuerySet[Checkpoint]:
-    """A thread's checkpoints for a timeline page (order it newest first).
+) -> CheckpointPages:
+    """A thread's checkpoints for a timeline page (order it newest first: by primary key, descending).
 
     `namespace` None means every namespace. `before` is a checkpoint_id: only checkpoints created before it
     (in that namespace, or anywhere in the thread if it is unique there). Without tombstones the
     per-namespace page is a seek on the `checkpoint_head` index, the all-namespaces page one on
     `checkpoint_thread_timeline`.
     """
-    queryset = Checkpoint.objects.filter(thread=thread)
-    if not include_tombstones:
-        queryset = queryset.live(now)
-    if namespace is not None:
-        queryset = queryset.filter(namespace=namespace)
+    conditions = _timeline_conditions(namespace, include_tombstones, now)
     if before is not None:
         anchors = Checkpoint.objects.filter(thread=thread, checkpoint_id=before)
         if namespace is not None:
@@ -85,8 +81,8 @@ def checkpoint_timeline(
         if len(anchor_pks) != 1:
             problem = "No such checkpoint." if not anchor_pks else "Ambiguous: give the namespace."
             raise ValidationFailed(f"before: {problem}", {"fields": {"before": [problem]}})
-        queryset = queryset.filter(pk__lt=anchor_pks[0])
-    return queryset if include_state else queryset.without_payload()
+        conditions["below_row"] = anchor_pks[0]
+    return CheckpointPages(thread.workspace, conditions, payload=include_state, thread=thread)
 
 
 def workspace_timeline(
@@ -96,18 +92,27 @@ def workspace_timeline(
     include_tombstones: bool = False,
     include_state: bool = False,
     now: datetime | None = None,
-) -> QuerySet[Checkpoint]:
-    """Every checkpoint of the workspace for the workspace-wide timeline (order it newest first).
+) -> CheckpointPages:
+    """Every checkpoint of the workspace for the workspace-wide timeline (order it newest first: by primary
+    key, descending).
 
     Seeks on `checkpoint_ws_timeline`; filtered by agent on `checkpoint_ws_agent`, by handoff target (an
     agent's inbox) on `checkpoint_ws_inbox`.
     """
-    queryset = Checkpoint.objects.for_workspace(workspace).select_related("thread")
+    conditions = _timeline_conditions(namespace, include_tombstones, now)
+    return CheckpointPages(workspace, conditions, payload=include_state)
+
+
+def _timeline_conditions(
+    namespace: str | None, include_tombstones: bool, now: datetime | None
+) -> dict[str, Any]:
+    """A timeline's checkpoints: readable now unless tombstones are wanted, in one namespace or in all."""
+    conditions: dict[str, Any] = {}
     if not include_tombstones:
-        queryset = queryset.live(now)
+        conditions["live"] = now or timezone.now()
     if namespace is not None:
-        queryset = queryset.filter(namespace=namespace)
-    return queryset if include_state else queryset.without_payload()
+        conditions["namespace"] = namespace
+    return conditions
 
 
 def _pick_one(candidates: list[Checkpoint], what: str) -> Checkpoint:

@@ -19,17 +19,16 @@ Three things the REST contract lacks and a LangGraph checkpointer needs:
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
 from django.db import transaction
-from django.db.models import QuerySet
 from django.utils import timezone
 
 from checkpoints.exceptions import Conflict, NotFound, PreconditionFailed, ValidationFailed
-from checkpoints.models import Checkpoint, PendingWrite, Thread, Workspace
+from checkpoints.models import Checkpoint, Thread, Workspace
 from checkpoints.services.audit import Actor, audit_record
+from checkpoints.services.checkpoint_pages import CheckpointPages
 from checkpoints.services.checkpoint_reads import checkpoint_get
 from checkpoints.services.checkpoints import SaveResult, checkpoint_save, checkpoints_tombstone
 
@@ -117,41 +116,19 @@ def langgraph_tuples(
     namespace: str | None,
     checkpoint_id: str | None,
     before: str | None,
-) -> QuerySet[Checkpoint]:
-    """Live LangGraph checkpoints, for a page ordered by checkpoint id, newest first (LangGraph's order:
-    its ids grow with time). `before` keeps ids below it, whether or not that checkpoint exists, exactly as
-    LangGraph's savers compare. Per thread+namespace the page seeks on the unique (thread, namespace,
-    checkpoint_id) index; workspace-wide on `checkpoint_ws_public_id`."""
-    queryset = Checkpoint.objects.for_workspace(workspace).live().filter(framework=FRAMEWORK)
-    if thread_id is not None:
-        queryset = queryset.in_thread(workspace, thread_id)
+) -> CheckpointPages:
+    """Live LangGraph checkpoints with their documents, for a page ordered by checkpoint id, newest first
+    (LangGraph's order: its ids grow with time). `before` keeps ids below it, whether or not that checkpoint
+    exists, exactly as LangGraph's savers compare. Per thread+namespace the page seeks on the unique
+    (thread, namespace, checkpoint_id) index; workspace-wide on `checkpoint_ws_public_id`."""
+    conditions: dict[str, Any] = {"live": timezone.now(), "framework": FRAMEWORK}
     if namespace is not None:
-        queryset = queryset.filter(namespace=namespace)
+        conditions["namespace"] = namespace
     if checkpoint_id is not None:
-        queryset = queryset.filter(checkpoint_id=checkpoint_id)
+        conditions["checkpoint_id"] = checkpoint_id
     if before is not None:
-        queryset = queryset.filter(checkpoint_id__lt=before)
-    return queryset.select_related("thread")
-
-
-def pending_writes_by_checkpoint(
-    checkpoints: Sequence[Checkpoint],
-) -> dict[tuple[int, str, str], list[PendingWrite]]:
-    """The pending writes of a page of checkpoints in one query, each list in LangGraph's order
-    (task_path, task_id, idx)."""
-    if not checkpoints:
-        return {}
-    wanted = {(c.thread_id, c.namespace, c.checkpoint_id) for c in checkpoints}
-    rows = PendingWrite.objects.filter(
-        thread_id__in={c.thread_id for c in checkpoints},
-        checkpoint_id__in={c.checkpoint_id for c in checkpoints},
-    ).order_by("task_path", "task_id", "idx")
-    grouped: dict[tuple[int, str, str], list[PendingWrite]] = defaultdict(list)
-    for row in rows:
-        key = (row.thread_id, row.namespace, row.checkpoint_id)
-        if key in wanted:
-            grouped[key].append(row)
-    return grouped
+        conditions["below_checkpoint_id"] = before
+    return CheckpointPages(workspace, conditions, payload=True, thread_id=thread_id)
 
 
 @transaction.atomic

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -80,14 +81,15 @@ def loaded(api: ApiClient) -> ApiClient:
 
 
 def _page_query(api: ApiClient, url: str) -> str:
-    """The SQL the request ran against the checkpoint table (the one ordering it)."""
+    """The SQL the request ran against the checkpoint table (the one ordering it: the ORM's, or a static
+    statement's)."""
     with CaptureQueriesContext(connection) as captured:
         response = api.get(url)
     assert response.status_code == 200, response.content
     queries = [
         q["sql"]
         for q in captured.captured_queries
-        if f'FROM "{TABLE}"' in q["sql"] and "ORDER BY" in q["sql"]
+        if re.search(rf'FROM "?{TABLE}"? ', q["sql"]) and "ORDER BY" in q["sql"]
     ]
     assert len(queries) == 1, queries
     return queries[0]

@@ -13,12 +13,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from checkpoints.api.compiled_validation import compiled
-from checkpoints.api.filters import FilterBackend
+from checkpoints.api.filters import FilterBackend, filter_queryset, names_a_filter
+from checkpoints.api.pagination import KeysetPage
 from checkpoints.api.query_params import refuse_unknown_query_parameters
 from checkpoints.api.schema import FilteredAutoSchema
 from checkpoints.exceptions import ValidationFailed
-from checkpoints.models import ApiKey, Workspace
+from checkpoints.models import ApiKey, Checkpoint, Workspace
 from checkpoints.services.audit import Actor
+from checkpoints.services.checkpoint_pages import CheckpointPages
 
 USER_PARAM = OpenApiParameter(
     "user_id",
@@ -66,6 +68,20 @@ class WorkspaceAPIView(APIView):
         for backend in self.filter_backends:
             queryset = backend().filter_queryset(self.request, queryset, self)
         return queryset
+
+    def page(
+        self,
+        pages: CheckpointPages,
+        ordering: list[str],
+        filterset_class: type[django_filters.FilterSet] | None = None,
+    ) -> KeysetPage:
+        """A page of checkpoints: read by its static statement, or, when the request names a filter of the
+        FilterSet (by default the view's), as a queryset through it."""
+        filterset_class = filterset_class or self.filterset_class
+        params = self.request.query_params
+        if filterset_class is None or not names_a_filter(filterset_class, params):
+            return KeysetPage.fetched(self.request, Checkpoint, ordering, pages.read)
+        return KeysetPage(self.request, filter_queryset(filterset_class, params, pages.queryset()), ordering)
 
     @property
     def api_key(self) -> ApiKey:

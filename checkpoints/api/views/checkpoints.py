@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from checkpoints.api.filters import CheckpointFilterSet, ThreadCheckpointFilterSet
-from checkpoints.api.pagination import LIMIT_PARAM, PAGE_PARAMS, KeysetPage, parse_limit
+from checkpoints.api.pagination import LIMIT_PARAM, PAGE_PARAMS, parse_limit
 from checkpoints.api.renderers import RawJSON, json_array, json_object, written_response
 from checkpoints.api.serializers.checkpoints import (
     CheckpointCreateSerializer,
@@ -173,14 +173,14 @@ class ThreadCheckpointsView(CheckpointSavingView):
     def get(self, request: Request, thread_id: str) -> HttpResponse:
         thread = thread_get(workspace=self.workspace, thread_id=thread_id, user_id=self.query_user_id())
         include_state = self.query_bool("include_state")
-        queryset = checkpoint_timeline(
+        timeline = checkpoint_timeline(
             thread=thread,
             namespace=self.query_namespace(),
             include_tombstones=self.query_bool("include_tombstones"),
             include_state=include_state,
             before=request.query_params.get("before") or None,
         )
-        page = KeysetPage(request, self.filter_queryset(queryset), ["-id"])
+        page = self.page(timeline, ["-id"])
         for checkpoint in page.results:
             checkpoint.thread = thread  # one thread for the whole page: no join, no query per row
         return page.written(page_representation(page.results, include_state=include_state))
@@ -395,13 +395,13 @@ class WorkspaceCheckpointsView(WorkspaceAPIView):
     )
     def get(self, request: Request) -> HttpResponse:
         include_state = self.query_bool("include_state")
-        queryset = workspace_timeline(
+        timeline = workspace_timeline(
             workspace=self.workspace,
             namespace=self.query_namespace(),
             include_tombstones=self.query_bool("include_tombstones"),
             include_state=include_state,
         )
-        page = KeysetPage(request, self.filter_queryset(queryset), ["-id"])
+        page = self.page(timeline, ["-id"])
         return page.written(page_representation(page.results, include_state=include_state))
 
 

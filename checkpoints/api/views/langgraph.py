@@ -12,8 +12,8 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from checkpoints.api.filters import ThreadCheckpointFilterSet, filter_queryset
-from checkpoints.api.pagination import PAGE_PARAMS, KeysetPage
+from checkpoints.api.filters import ThreadCheckpointFilterSet
+from checkpoints.api.pagination import PAGE_PARAMS
 from checkpoints.api.renderers import json_array
 from checkpoints.api.serializers.checkpoints import CheckpointSerializer, pending_write_representation
 from checkpoints.api.serializers.langgraph import (
@@ -28,12 +28,12 @@ from checkpoints.api.views.checkpoints import (
     page_representation,
 )
 from checkpoints.models import Checkpoint
+from checkpoints.services.checkpoint_pages import pending_writes_of
 from checkpoints.services.checkpoints import SaveResult
 from checkpoints.services.langgraph import (
     checkpoints_delete_for_runs,
     langgraph_checkpoint_save,
     langgraph_tuples,
-    pending_writes_by_checkpoint,
 )
 
 TUPLE_PARAMS = [
@@ -55,7 +55,7 @@ class LangGraphCheckpointsView(WorkspaceAPIView):
     )
     def get(self, request: Request) -> HttpResponse:
         params = request.query_params
-        queryset = langgraph_tuples(
+        tuples = langgraph_tuples(
             workspace=self.workspace,
             thread_id=params.get("thread_id") or None,
             namespace=self.query_namespace(),
@@ -63,10 +63,9 @@ class LangGraphCheckpointsView(WorkspaceAPIView):
             before=params.get("before") or None,
         )
         # The thread is langgraph_tuples' to find: of the filters, only `metadata` and `run_id` are this
-        # operation's (TUPLE_PARAMS), so `get_tuple`, which names a thread and a checkpoint, builds none.
-        queryset = filter_queryset(ThreadCheckpointFilterSet, params, queryset)
-        page = KeysetPage(request, queryset, ["-checkpoint_id", "-id"])
-        writes = pending_writes_by_checkpoint(page.results)
+        # operation's (TUPLE_PARAMS), so `get_tuple`, which names a thread and a checkpoint, is one statement.
+        page = self.page(tuples, ["-checkpoint_id", "-id"], ThreadCheckpointFilterSet)
+        writes = pending_writes_of(page.results)
 
         def pending(checkpoint: Checkpoint) -> list[tuple[str, str]]:
             key = (checkpoint.thread_id, checkpoint.namespace, checkpoint.checkpoint_id)

@@ -1,0 +1,258 @@
+"""Pages of checkpoints — a thread's timeline, LangGraph's tuples — stated once and read two ways: by one
+static statement (README, "Performance"), or as a queryset when a FilterSet filters the list further.
+
+A page is a scope (a thread in hand, a thread by its public id, or the whole workspace) and conditions; each
+scope and each condition is written here in SQL and as its queryset side by side, so the two readings
+cannot disagree. The statement is one of a bounded set of texts, prepared on PostgreSQL like every hot
+statement (`hot_sql.cursor`). See docs/architecture.md, "The hot path".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cache
+from typing import Any, NamedTuple
+
+from django.db import connection, models
+from django.db.models import Q
+
+from checkpoints.integrity import PAYLOAD_FIELDS
+from checkpoints.models import Checkpoint, PendingWrite, Thread, Workspace
+from checkpoints.models.checkpoint import CheckpointQuerySet
+from checkpoints.models.copying import relate_loaded
+from checkpoints.models.value import unpack
+from checkpoints.services import hot_sql
+
+CHECKPOINT = hot_sql.CHECKPOINT
+THREAD = hot_sql.THREAD
+_PAYLOAD = tuple(sorted(PAYLOAD_FIELDS))
+
+
+class Seek(NamedTuple):
+    """What a page reads: the rows strictly after `position` (None: from the start) in `ordering` (field
+    names, "-" for descending; a list's own, or its reverse going backwards), at most `limit` of them."""
+
+    ordering: list[str]
+    position: list[Any] | None
+    limit: int
+
+    def after(self) -> Q:
+        """Rows strictly after `position`, for a queryset: (a > x) OR (a = x AND b > y) OR ..."""
+        condition = Q()
+        equal_so_far = Q()
+        assert self.position is not None
+        for name, value in zip(self.ordering, self.position, strict=True):
+            column = name.lstrip("-")
+            op = "lt" if name.startswith("-") else "gt"
+            condition |= equal_so_far & Q(**{f"{column}__{op}": value})
+            equal_so_far &= Q(**{column: value})
+        return condition
+
+
+def _seek_sql(ordering: tuple[str, ...], *, after: bool) -> tuple[str, str]:
+    """`Seek.after` in SQL (a row comparison: the ordering's fields all run one way), and the ORDER BY."""
+    descending = {name.startswith("-") for name in ordering}
+    assert len(descending) == 1, "a static page orders every field the same way"
+    columns = [f"c.{_column(name.lstrip('-'))}" for name in ordering]
+    direction = "DESC" if descending == {True} else "ASC"
+    marks = ", ".join(f"%(seek_{index})s" for index in range(len(ordering)))
+    condition = f"({', '.join(columns)}) {'<' if direction == 'DESC' else '>'} ({marks})" if after else ""
+    return condition, ", ".join(f"{column} {direction}" for column in columns)
+
+
+def _column(name: str) -> str:
+    field = Checkpoint._meta.get_field(name)
+    assert isinstance(field, models.Field) and field.column is not None
+    return field.column
+
+
+class Condition(NamedTuple):
+    """One condition of a page: its SQL on the checkpoint aliased `c`, its value bound under `param`, and
+    the same condition applied to a queryset."""
+
+    sql: str
+    param: str
+    queryset: Callable[[CheckpointQuerySet, Any], CheckpointQuerySet]
+
+
+CONDITIONS: dict[str, Condition] = {
+    # Readable at the given time (`CheckpointQuerySet.live`).
+    "live": Condition(hot_sql.LIVE, "now", lambda q, now: q.live(now)),
+    "namespace": Condition("c.namespace = %(namespace)s", "namespace", lambda q, v: q.filter(namespace=v)),
+    # Created before the row with this primary key (a timeline's `before`).
+    "below_row": Condition("c.id < %(below_row)s", "below_row", lambda q, v: q.filter(pk__lt=v)),
+    "framework": Condition("c.framework = %(framework)s", "framework", lambda q, v: q.filter(framework=v)),
+    "checkpoint_id": Condition(
+        "c.checkpoint_id = %(checkpoint_id)s", "checkpoint_id", lambda q, v: q.filter(checkpoint_id=v)
+    ),
+    # Checkpoint ids below this one, whether or not it exists (LangGraph's `before`).
+    "below_checkpoint_id": Condition(
+        "c.checkpoint_id < %(below_checkpoint_id)s",
+        "below_checkpoint_id",
+        lambda q, v: q.filter(checkpoint_id__lt=v),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class CheckpointPages:
+    """The checkpoints a list asks for, in one of three scopes: `thread` (a thread in hand), `thread_id`
+    (the workspace's thread with this public id: none if it has none) or neither (every thread of the
+    workspace); with `conditions` (names of CONDITIONS, with their values) and, with `payload`, the
+    documents (packed ones whole again)."""
+
+    workspace: Workspace
+    conditions: Mapping[str, Any]
+    payload: bool
+    thread: Thread | None = None
+    thread_id: str | None = None
+
+    def __post_init__(self) -> None:
+        unknown = set(self.conditions) - set(CONDITIONS)
+        assert not unknown, f"no such page condition: {unknown}"
+
+    def queryset(self) -> CheckpointQuerySet:
+        """The same rows for the ORM (a FilterSet filters it further); order and slice it for a page."""
+        if self.thread is not None:
+            queryset = Checkpoint.objects.filter(thread=self.thread)
+        elif self.thread_id is not None:
+            queryset = Checkpoint.objects.in_thread(self.workspace, self.thread_id).select_related("thread")
+        else:
+            queryset = Checkpoint.objects.for_workspace(self.workspace).select_related("thread")
+        for name, value in self.conditions.items():
+            queryset = CONDITIONS[name].queryset(queryset, value)
+        return queryset if self.payload else queryset.without_payload()
+
+    def read(self, seek: Seek) -> list[Checkpoint]:
+        """One page in one statement (a second on SQLite when it holds packed documents), each checkpoint
+        with its thread (and the thread's workspace) in hand."""
+        scope = "thread" if self.thread is not None else "thread_id" if self.thread_id is not None else "all"
+        sql = checkpoint_page_sql(
+            connection.vendor,
+            scope=scope,
+            conditions=tuple(self.conditions),
+            ordering=tuple(seek.ordering),
+            after=seek.position is not None,
+            payload=self.payload,
+        )
+        params: dict[str, Any] = {"limit": seek.limit, "workspace": self.workspace.pk}
+        if self.thread is not None:
+            params["thread"] = self.thread.pk
+        if self.thread_id is not None:
+            params["thread_id"] = self.thread_id
+        for name, value in self.conditions.items():
+            params[CONDITIONS[name].param] = _bound(value)
+        for index, value in enumerate(seek.position or ()):
+            params[f"seek_{index}"] = _bound(value)
+        with hot_sql.cursor() as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+        return self._loaded(rows)
+
+    def _loaded(self, rows: list[Any]) -> list[Checkpoint]:
+        skip = () if self.payload else _PAYLOAD
+        split = hot_sql.width(Checkpoint, skip)
+        checkpoints, unfetched = [], []
+        for row in rows:
+            checkpoint = hot_sql.load(Checkpoint, row[:split], skip)
+            thread = self.thread or hot_sql.load(Thread, row[split : split + hot_sql.width(Thread)])
+            relate_loaded(checkpoint, "thread", thread)
+            relate_loaded(checkpoint, "workspace", self.workspace)
+            if self.thread is None:
+                relate_loaded(thread, "workspace", self.workspace)
+            if self.payload and not hot_sql.put_fetched_parts(checkpoint, *row[-2:]):
+                unfetched.append(checkpoint)
+            checkpoints.append(checkpoint)
+        unpack(unfetched)
+        return checkpoints
+
+
+def _bound(value: Any) -> Any:
+    return hot_sql.adapt_datetime(value) if isinstance(value, datetime) else value
+
+
+# Each scope's condition on the checkpoint aliased `c` ("thread_id" joins its thread, `t`).
+_SCOPES = {
+    "thread": "c.thread_id = %(thread)s",
+    "thread_id": "t.workspace_id = %(workspace)s AND c.workspace_id = %(workspace)s "
+    "AND t.thread_id = %(thread_id)s",
+    "all": "c.workspace_id = %(workspace)s",
+}
+_THREAD_JOIN = f" JOIN {THREAD} t ON t.id = c.thread_id"
+
+
+@cache
+def checkpoint_page_sql(
+    vendor: str,
+    *,
+    scope: str,
+    conditions: tuple[str, ...],
+    ordering: tuple[str, ...],
+    after: bool,
+    payload: bool,
+) -> str:
+    """The page's statement: the page's rows in a CTE (so each page reads at most `limit` rows through its
+    index), then their threads (unless in hand) and, with `payload`, their parts (`hot_sql.PARTS_OF_ROW`)."""
+    where = _SCOPES[scope]
+    inner_join = _THREAD_JOIN if scope == "thread_id" else ""
+    seek, order = _seek_sql(ordering, after=after)
+    where = " AND ".join([where, *(CONDITIONS[name].sql for name in conditions), *([seek] if seek else [])])
+    checkpoint_columns = hot_sql.columns(Checkpoint, "c", () if payload else _PAYLOAD)
+    select = [checkpoint_columns]
+    joins = ""
+    if scope != "thread":
+        select.append(hot_sql.columns(Thread, "t"))
+        joins = _THREAD_JOIN
+    if payload:
+        select.append(hot_sql.PARTS_COLUMNS[vendor])
+        joins += f" {hot_sql.PARTS_OF_ROW[vendor]}"
+    return (
+        f"WITH c AS (SELECT {checkpoint_columns} FROM {CHECKPOINT} c{inner_join} WHERE {where} "  # nosec B608 # table and column names from the models; every value is bound
+        f"ORDER BY {order} LIMIT %(limit)s) SELECT {', '.join(select)} FROM c{joins} ORDER BY {order}"
+    )
+
+
+# The pending writes of a page's checkpoints, in LangGraph's order (task_path, task_id, idx): a seek on
+# pending_write_unique for each (thread, namespace, checkpoint id) the page holds.
+# A column among the values of a list bound as `name` (a JSON array's text on SQLite).
+_AMONG = {
+    "postgresql": "= ANY(%({name})s::{type}[])",
+    "sqlite": "IN (SELECT value FROM json_each(%({name})s))",
+}
+
+
+@cache
+def _pending_writes_sql(vendor: str) -> str:
+    among = _AMONG[vendor]
+    return (
+        f"SELECT {hot_sql.columns(PendingWrite, 'p')} FROM {hot_sql.PENDING_WRITE} p "  # nosec B608 # names from the models; values bound
+        f"WHERE p.thread_id {among.format(name='threads', type='bigint')} "
+        f"AND p.namespace {among.format(name='namespaces', type='text')} "
+        f"AND p.checkpoint_id {among.format(name='checkpoint_ids', type='text')} "
+        "ORDER BY p.task_path, p.task_id, p.idx"
+    )
+
+
+def pending_writes_of(checkpoints: list[Checkpoint]) -> dict[tuple[int, str, str], list[PendingWrite]]:
+    """The pending writes of these checkpoints in one statement, by (thread pk, namespace, checkpoint id),
+    each list in LangGraph's order."""
+    if not checkpoints:
+        return {}
+    wanted = {(c.thread_id, c.namespace, c.checkpoint_id) for c in checkpoints}
+    lists = [sorted({key[index] for key in wanted}) for index in range(3)]
+    if connection.vendor != "postgresql":
+        lists = [json.dumps(values) for values in lists]  # type: ignore[misc]  # json_each's text
+    params = dict(zip(("threads", "namespaces", "checkpoint_ids"), lists, strict=True))
+    with hot_sql.cursor() as cursor:
+        cursor.execute(_pending_writes_sql(connection.vendor), params)
+        rows = cursor.fetchall()
+    grouped: dict[tuple[int, str, str], list[PendingWrite]] = {key: [] for key in wanted}
+    for row in rows:
+        write = hot_sql.load(PendingWrite, row)
+        key = (write.thread_id, write.namespace, write.checkpoint_id)
+        if key in grouped:
+            grouped[key].append(write)
+    return grouped
