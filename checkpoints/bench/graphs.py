@@ -104,7 +104,26 @@ def _per_step(sample: Sample, steps: int) -> dict[str, Any]:
     }
 
 
-async def _steps_all(database_url: str, base_url: str, api_key: str, steps: int, runs: int) -> dict[str, Any]:
+async def _chat_turns(savers: dict[str, BaseCheckpointSaver[Any]], turns: int) -> dict[str, Sample]:
+    """Each saver's conversation on one thread, a turn of each in turn: every turn reads the thread's
+    latest checkpoint (`get_tuple`) before it saves its own, as a chat agent does for each message."""
+    graphs = {name: chat_graph().compile(checkpointer=saver) for name, saver in savers.items()}
+    configs: dict[str, Any] = {
+        name: {"configurable": {"thread_id": f"turns-{uuid.uuid4().hex}"}} for name in savers
+    }
+    rngs = {name: random.Random(13) for name in savers}  # nosec B311 # the same messages for each saver
+    samples = {name: Sample() for name in savers}
+    for _ in range(turns):
+        for name, graph in graphs.items():
+            began = time.perf_counter()
+            await graph.ainvoke({"messages": [HumanMessage(content=sentence(rngs[name], 25))]}, configs[name])
+            samples[name].latencies.append(time.perf_counter() - began)
+    return samples
+
+
+async def _steps_all(
+    database_url: str, base_url: str, api_key: str, steps: int, runs: int, turns: int
+) -> dict[str, Any]:
     results: dict[str, Any] = {"steps": steps}
     await _run_steps(None, steps, 1)  # imports and compilation outside the clock
     results["none"] = _per_step(await _run_steps(None, steps, runs), steps)
@@ -121,6 +140,7 @@ async def _steps_all(database_url: str, base_url: str, api_key: str, steps: int,
                     one = await _run_steps(saver, steps, 1)
                     sample.latencies += one.latencies
                     sample.wall += one.wall
+            chat = await _chat_turns({"postgres": postgres, "cairn": cairn}, turns)
         finally:
             await cairn.aclose()
     results["postgres"] = _per_step(pg_sample, steps)
@@ -131,14 +151,18 @@ async def _steps_all(database_url: str, base_url: str, api_key: str, steps: int,
     # The part each saver adds on top of LangGraph itself.
     pg_own, cairn_own = pg_step - none_step, cairn_step - none_step
     results["ratio_saver_only"] = round(cairn_own / pg_own, 2) if pg_own > 0 else None
+    results["turns"] = {name: sample.summary() for name, sample in chat.items()}
+    pg_turn, cairn_turn = chat["postgres"].p50_ms, chat["cairn"].p50_ms
+    results["ratio_per_turn"] = round(cairn_turn / pg_turn, 2) if pg_turn else None
     return results
 
 
 def bench_graph_steps(
-    *, database_url: str, base_url: str, api_key: str, steps: int, runs: int
+    *, database_url: str, base_url: str, api_key: str, steps: int, runs: int, turns: int
 ) -> dict[str, Any]:
-    """Per-step time of an N-step graph with no saver, AsyncPostgresSaver and AsyncCairnSaver."""
-    return asyncio.run(_steps_all(database_url, base_url, api_key, steps, runs))
+    """Per-step time of an N-step graph with no saver, AsyncPostgresSaver and AsyncCairnSaver; and the
+    time of each turn of a conversation with either saver."""
+    return asyncio.run(_steps_all(database_url, base_url, api_key, steps, runs, turns))
 
 
 def relation_bytes(database_url: str, tables: Sequence[str]) -> int:

@@ -182,6 +182,22 @@ def graphs_lines(steps: dict[str, Any]) -> list[str]:
         *_table(headers, body),
         f"per step: Cairn / PostgresSaver = {_ratio(steps['ratio_per_step'])}; "
         f"the savers' own time (LangGraph alone subtracted) = {_ratio(steps['ratio_saver_only'])}",
+        *_turns_lines(steps),
+    ]
+
+
+def _turns_lines(steps: dict[str, Any]) -> list[str]:
+    if "turns" not in steps:  # a report of a run before the chat was measured
+        return []
+    turns = steps["turns"]
+    body = [
+        [name, turns[key]["n"], _ms(turns[key]["p50_ms"]), _ms(turns[key]["p99_ms"])]
+        for key, name in (("postgres", "AsyncPostgresSaver"), ("cairn", "AsyncCairnSaver (HTTP)"))
+    ]
+    return [
+        "A chat on one thread, turn by turn (each reads the latest checkpoint, then saves)",
+        *_table(["checkpointer", "turns", "turn p50 ms", "turn p99 ms"], body),
+        f"per turn: Cairn / PostgresSaver = {_ratio(steps['ratio_per_turn'])}",
     ]
 
 

@@ -48,6 +48,7 @@ class BenchConfig:
     save_cases: list[SaveCase] = field(default_factory=full_save_cases)
     graph_steps: int = 50
     graph_runs: int = 10
+    graph_turns: int = 100
     chat_turns: list[int] = field(default_factory=lambda: [200, 1000])
     scale_sizes: list[int] = field(default_factory=lambda: [10_000, 1_000_000])
     scale_requests: int = 300
@@ -66,6 +67,7 @@ class BenchConfig:
             "save_cases": quick_save_cases(),
             "graph_steps": 10,
             "graph_runs": 2,
+            "graph_turns": 5,
             "chat_turns": [10, 30],
             "scale_sizes": [1000, 3000],
             "scale_requests": 20,
@@ -163,13 +165,17 @@ def _sections(
             for turns in config.chat_turns
         ]
     if "langgraph" in config.sections:
-        log(f"  langgraph: {config.graph_steps}-step graph x {config.graph_runs} runs per saver")
+        log(
+            f"  langgraph: {config.graph_steps}-step graph x {config.graph_runs} runs per saver, "
+            f"a {config.graph_turns}-turn chat each"
+        )
         results["langgraph"] = graphs.bench_graph_steps(
             database_url=database_url,
             base_url=api.base_url,
             api_key=api.api_key,
             steps=config.graph_steps,
             runs=config.graph_runs,
+            turns=config.graph_turns,
         )
     if "saves" in config.sections and floor is not None:
         results["saves"] = saves.bench_saves(
