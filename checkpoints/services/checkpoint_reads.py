@@ -23,7 +23,7 @@ from checkpoints.integrity import CHECKSUM_FIELDS, PAYLOAD_FIELDS, record_checks
 from checkpoints.models import Checkpoint, PendingWrite, Thread, Workspace
 from checkpoints.models.checkpoint import model_attribute
 from checkpoints.services import hot_sql
-from checkpoints.services.checkpoint_pages import CheckpointPages
+from checkpoints.services.checkpoint_pages import CheckpointPages, Seek
 
 
 def thread_get(*, workspace: Workspace, thread_id: str, user_id: str | None = None) -> Thread:
@@ -39,21 +39,14 @@ def thread_get(*, workspace: Workspace, thread_id: str, user_id: str | None = No
     return thread
 
 
-def checkpoint_head(
-    *, thread: Thread, namespace: str, now: datetime | None = None, with_payload: bool = True
-) -> Checkpoint | None:
-    """The newest readable checkpoint of the namespace (index `checkpoint_head`, no scan).
-
-    `with_payload=False` leaves state, context and metadata in the database (a save only needs the head's
-    id and step, not its possibly large documents).
-    """
-    queryset = Checkpoint.objects.filter(thread=thread, namespace=namespace).live(now)
-    if not with_payload:
-        queryset = queryset.without_payload()
-    head = queryset.newest_first().first()
-    if head is not None:
-        head.thread = thread  # the caller holds the thread already: no query to reach it again
-    return head
+def checkpoint_head(*, thread: Thread, namespace: str, now: datetime | None = None) -> Checkpoint | None:
+    """The newest readable checkpoint of the namespace, with its documents (one statement: a seek on the
+    `checkpoint_head` index, no scan). The thread's workspace must be loaded with it (`thread_get`,
+    `thread_lock`)."""
+    conditions = _timeline_conditions(namespace, include_tombstones=False, now=now)
+    head = CheckpointPages(thread.workspace, conditions, payload=True, thread=thread)
+    newest = head.read(Seek(["-id"], None, 1))
+    return newest[0] if newest else None
 
 
 def checkpoint_timeline(
