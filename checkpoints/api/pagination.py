@@ -9,9 +9,9 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from django.db import models
 from django.http import HttpResponse
@@ -58,42 +58,33 @@ def queryset_rows(queryset: models.QuerySet[Any], seek: Seek) -> list[Any]:
     return list(queryset.order_by(*seek.ordering)[: seek.limit])
 
 
+class PageReader(Protocol):
+    """What reads its own pages (a static statement): `read` gives rows of `model` strictly after
+    `seek.position` (when given) in `seek.ordering`, at most `seek.limit` of them, in that order."""
+
+    @property
+    def model(self) -> type[models.Model]: ...
+
+    def read(self, seek: Seek) -> list[Any]: ...
+
+
 class KeysetPage:
-    """One page of a queryset ordered by `ordering` (field names, "-" for descending)."""
+    """One page, ordered by `ordering` (field names, "-" for descending), of a queryset or of what a
+    `PageReader` reads."""
 
     cursor_param = "cursor"
 
-    def __init__(self, request: Request, queryset: models.QuerySet[Any], ordering: Sequence[str]) -> None:
-        self._read(request, queryset.model, ordering, lambda seek: queryset_rows(queryset, seek))
-
-    @classmethod
-    def fetched(
-        cls,
-        request: Request,
-        model: type[models.Model],
-        ordering: Sequence[str],
-        fetch: Callable[[Seek], list[Any]],
-    ) -> KeysetPage:
-        """A page whose rows `fetch` reads itself (a static statement): rows of `model` strictly after
-        `seek.position` (when given) in `seek.ordering`, at most `seek.limit` of them, in that order."""
-        page = cls.__new__(cls)
-        page._read(request, model, ordering, fetch)
-        return page
-
-    def _read(
-        self,
-        request: Request,
-        model: type[models.Model],
-        ordering: Sequence[str],
-        fetch: Callable[[Seek], list[Any]],
+    def __init__(
+        self, request: Request, source: models.QuerySet[Any] | PageReader, ordering: Sequence[str]
     ) -> None:
         self.request = request
         self.ordering = list(ordering)
         self.limit = parse_limit(request)
-        self.model = model
+        self.model = source.model
         position, backwards = self._decode(request.query_params.get(self.cursor_param))
         page_ordering = [self._flip(f) for f in self.ordering] if backwards else self.ordering
-        rows = fetch(Seek(page_ordering, position, self.limit + 1))
+        seek = Seek(page_ordering, position, self.limit + 1)
+        rows = queryset_rows(source, seek) if isinstance(source, models.QuerySet) else source.read(seek)
         more = len(rows) > self.limit
         rows = rows[: self.limit]
         if backwards:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from django.db import connection, models
 from django.db.models import Q
@@ -104,6 +104,7 @@ class CheckpointPages:
     workspace); with `conditions` (names of CONDITIONS, with their values) and, with `payload`, the
     documents (packed ones whole again)."""
 
+    model: ClassVar[type[Checkpoint]] = Checkpoint
     workspace: Workspace
     conditions: Mapping[str, Any]
     payload: bool

@@ -18,7 +18,7 @@ from checkpoints.api.pagination import KeysetPage
 from checkpoints.api.query_params import refuse_unknown_query_parameters
 from checkpoints.api.schema import FilteredAutoSchema
 from checkpoints.exceptions import ValidationFailed
-from checkpoints.models import ApiKey, Checkpoint, Workspace
+from checkpoints.models import ApiKey, Workspace
 from checkpoints.services.audit import Actor
 from checkpoints.services.checkpoint_pages import CheckpointPages
 
@@ -80,7 +80,7 @@ class WorkspaceAPIView(APIView):
         filterset_class = filterset_class or self.filterset_class
         params = self.request.query_params
         if filterset_class is None or not names_a_filter(filterset_class, params):
-            return KeysetPage.fetched(self.request, Checkpoint, ordering, pages.read)
+            return KeysetPage(self.request, pages, ordering)
         return KeysetPage(self.request, filter_queryset(filterset_class, params, pages.queryset()), ordering)
 
     @property
