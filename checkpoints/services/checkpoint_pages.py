@@ -197,10 +197,11 @@ def checkpoint_page_sql(
 ) -> str:
     """The page's statement: the page's rows in a CTE (so each page reads at most `limit` rows through its
     index), then their threads (unless in hand) and, with `payload`, their parts (`hot_sql.PARTS_OF_ROW`)."""
-    where = _SCOPES[scope]
     inner_join = _THREAD_JOIN if scope == "thread_id" else ""
     seek, order = _seek_sql(ordering, after=after)
-    where = " AND ".join([where, *(CONDITIONS[name].sql for name in conditions), *([seek] if seek else [])])
+    where = " AND ".join(
+        [_SCOPES[scope], *(CONDITIONS[name].sql for name in conditions), *([seek] if seek else [])]
+    )
     checkpoint_columns = hot_sql.columns(Checkpoint, "c", () if payload else _PAYLOAD)
     select = [checkpoint_columns]
     joins = ""
@@ -216,9 +217,7 @@ def checkpoint_page_sql(
     )
 
 
-# The pending writes of a page's checkpoints, in LangGraph's order (task_path, task_id, idx): a seek on
-# pending_write_unique for each (thread, namespace, checkpoint id) the page holds.
-# A column among the values of a list bound as `name` (a JSON array's text on SQLite).
+# A column among the values of a list bound as `name` (on SQLite, the list's JSON text).
 _AMONG = {
     "postgresql": "= ANY(%({name})s::{type}[])",
     "sqlite": "IN (SELECT value FROM json_each(%({name})s))",
@@ -227,6 +226,8 @@ _AMONG = {
 
 @cache
 def _pending_writes_sql(vendor: str) -> str:
+    """The pending writes of a page's checkpoints, in LangGraph's order (task_path, task_id, idx): seeks on
+    `pending_write_unique` for the page's threads, namespaces and checkpoint ids."""
     among = _AMONG[vendor]
     return (
         f"SELECT {hot_sql.columns(PendingWrite, 'p')} FROM {hot_sql.PENDING_WRITE} p "  # nosec B608 # names from the models; values bound
@@ -244,9 +245,9 @@ def pending_writes_of(checkpoints: list[Checkpoint]) -> dict[tuple[int, str, str
         return {}
     wanted = {(c.thread_id, c.namespace, c.checkpoint_id) for c in checkpoints}
     lists = [sorted({key[index] for key in wanted}) for index in range(3)]
-    if connection.vendor != "postgresql":
-        lists = [json.dumps(values) for values in lists]  # type: ignore[misc]  # json_each's text
-    params = dict(zip(("threads", "namespaces", "checkpoint_ids"), lists, strict=True))
+    postgres = connection.vendor == "postgresql"
+    bound = [values if postgres else json.dumps(values) for values in lists]
+    params = dict(zip(("threads", "namespaces", "checkpoint_ids"), bound, strict=True))
     with hot_sql.cursor() as cursor:
         cursor.execute(_pending_writes_sql(connection.vendor), params)
         rows = cursor.fetchall()
