@@ -22,7 +22,7 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 from psycopg.pq import Format
 
 from checkpoints import packing
-from checkpoints.models import Checkpoint, PendingWrite, StoredValue, Thread
+from checkpoints.models import Checkpoint, Message, PendingWrite, StoredValue, Thread
 from checkpoints.models.copying import model_from_row, relate_loaded
 from checkpoints.models.value import put_parts_back, unpack
 
@@ -32,6 +32,7 @@ CHECKPOINT = Checkpoint._meta.db_table
 THREAD = Thread._meta.db_table
 PENDING_WRITE = PendingWrite._meta.db_table
 VALUE = StoredValue._meta.db_table
+MESSAGE = Message._meta.db_table
 TIMESTAMPTZ = "timestamptz"
 TIMESTAMPTZ_OID = psycopg.adapters.types[TIMESTAMPTZ].oid
 
@@ -498,3 +499,70 @@ def pending_writes_put(
     with cursor() as c:
         c.execute(_PENDING_WRITES_PUT, params)
         return [load(PendingWrite, row) for row in c.fetchall()]
+
+
+# An append's first statement outside a transaction: the thread by its public id, and its last message's time
+# (a seek on message_unique_seq).
+THREAD_WITH_LAST_MESSAGE_TIME = (
+    f"SELECT {columns(Thread, 't')}, (SELECT m.created_at FROM {MESSAGE} m WHERE m.thread_id = t.id "  # nosec B608 # names from the models; values bound
+    "ORDER BY m.seq DESC LIMIT 1) "
+    f"FROM {THREAD} t WHERE t.workspace_id = %(workspace)s AND t.thread_id = %(thread_id)s"
+)
+
+
+class AppendSeen(NamedTuple):
+    """What an append decided from: its statement writes only if the thread still has these (an append in
+    between moves last_message_seq)."""
+
+    last_message_seq: int
+    ttl_seconds: int | None
+    user_id: str | None
+
+
+_MESSAGE_FIELDS = [f for f in _fields(Message, with_pk=False) if f.attname != "thread_id"]
+
+
+@cache
+def _messages_insert_sql() -> str:
+    """Touch the thread and take the batch's seqs if it is still as seen, and insert the batch (one JSON
+    array of records, in the columns' own types): the seqs were numbered from the seen last_message_seq."""
+    names = ", ".join(_column(f) for f in _MESSAGE_FIELDS)
+    record = ", ".join(f"{_column(f)} {f.db_type(connection)}" for f in _MESSAGE_FIELDS)
+    return (
+        f"WITH touched AS (UPDATE {THREAD} SET last_message_seq = last_message_seq + %(count)s, "  # nosec B608 # names from the models; values bound
+        "updated_at = %(updated_at)s, expires_at = %(expires_at)s WHERE id = %(thread)s "
+        "AND last_message_seq = %(seen_seq)s AND ttl_seconds IS NOT DISTINCT FROM %(seen_ttl)s "
+        "AND user_id IS NOT DISTINCT FROM %(seen_user)s RETURNING id) "
+        f"INSERT INTO {MESSAGE} (thread_id, {names}) SELECT touched.id, {names} FROM touched "
+        f"CROSS JOIN jsonb_to_recordset(%(rows)s::jsonb) AS m({record}) RETURNING id, seq"
+    )
+
+
+def messages_insert(
+    rows: list[Message], *, thread_touched: tuple[Any, Any], seen: AppendSeen
+) -> dict[int, int] | None:
+    """On PostgreSQL, outside a transaction: insert a batch of one thread's messages (their seqs numbered
+    from `seen`) and touch the thread in one statement, if the thread is still as seen. Returns each
+    message's primary key by seq, or None if the thread changed (nothing was written)."""
+    records = [
+        {
+            _column(f): value.isoformat() if isinstance(value, datetime) else value
+            for f in _MESSAGE_FIELDS
+            for value in (getattr(row, f.attname),)
+        }
+        for row in rows
+    ]
+    params = {
+        "count": len(rows),
+        "updated_at": thread_touched[0],
+        "expires_at": thread_touched[1],
+        "thread": rows[0].thread_id,
+        "seen_seq": seen.last_message_seq,
+        "seen_ttl": seen.ttl_seconds,
+        "seen_user": seen.user_id,
+        "rows": json.dumps(records, ensure_ascii=False),
+    }
+    with cursor() as c:
+        c.execute(_messages_insert_sql(), params)
+        inserted = c.fetchall()
+    return {int(seq): int(pk) for pk, seq in inserted} if inserted else None

@@ -1,8 +1,11 @@
 """Messages: batch append with gapless per-thread seqs and idempotent retries by message_id; delete one.
 
-Seqs come from `Thread.last_message_seq` under the thread's row lock (`thread_lock_or_create`), so concurrent
-appenders to one thread queue on the lock and each batch takes the next block of numbers: strictly increasing
-and gapless in commit order. A batch is one transaction: all of it is stored, or (on any conflict) none of it.
+Seqs come from `Thread.last_message_seq`: each batch takes the next block of numbers, strictly increasing and
+gapless in commit order. On PostgreSQL outside a transaction an append reads the thread, then writes in one
+statement that takes the block only if `last_message_seq` is still the one it read (the update holds the
+row lock until it commits, so a concurrent appender's statement waits, then finds the thread moved); a
+batch that finds it moved runs again under the thread's row lock (`thread_lock_or_create`), as every append
+inside a transaction or on SQLite does. A batch is stored whole or (on any conflict) not at all.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from checkpoints.exceptions import Conflict, NotFound, ValidationFailed
@@ -20,7 +23,9 @@ from checkpoints.ids import new_id
 from checkpoints.integrity import canonical_json
 from checkpoints.models import Message, Thread, Workspace
 from checkpoints.models.thread import CLIENT_ID_PATTERN
+from checkpoints.services import hot_sql
 from checkpoints.services.audit import Actor, audit_record
+from checkpoints.services.checkpoint_save import ThreadChanged, optimistic_then_locking
 from checkpoints.services.medallion_summaries import medallion_maybe_autosummarize
 from checkpoints.services.search import message_search_text
 from checkpoints.services.thread_rows import (
@@ -93,7 +98,6 @@ def _differing_fields(stored: Message, sent: Mapping[str, Any]) -> list[str]:
     return differing
 
 
-@transaction.atomic
 def messages_append(
     *,
     workspace: Workspace,
@@ -120,11 +124,29 @@ def messages_append(
     if len(set(given_ids)) != len(given_ids):
         repeated = sorted({i for i in given_ids if given_ids.count(i) > 1})
         raise ValidationFailed("A message_id appears twice in the batch.", {"message_ids": repeated})
+    return _append(workspace=workspace, thread_id=thread_id, incoming=incoming, user_id=user_id)
 
+
+@optimistic_then_locking
+def _append(
+    *, workspace: Workspace, thread_id: str, incoming: list[dict[str, Any]], user_id: str | None
+) -> list[Message]:
+    """The batch's write: on PostgreSQL outside a transaction, a read of the thread and one statement that
+    writes only if no other write moved the thread's messages in between (else ThreadChanged: it runs
+    again, locked); inside one (and on SQLite), under the thread's row lock."""
     now = timezone.now()
-    thread = thread_lock_or_create(workspace=workspace, thread_id=thread_id, now=now, user_id=user_id)
-
-    stored = {m.message_id: m for m in Message.objects.filter(thread=thread, message_id__in=given_ids)}
+    thread, previous = _thread_and_last_message_time(
+        workspace=workspace, thread_id=thread_id, now=now, user_id=user_id
+    )
+    # Outside a transaction the write finds stored ids itself: the insert refuses a taken one (unique per
+    # thread), and the batch runs again, locked, to answer the retry or the conflict.
+    given_ids = [m["message_id"] for m in incoming if m["message_id"] is not None]
+    looked_up = given_ids if connection.in_atomic_block else []
+    stored = (
+        {m.message_id: m for m in Message.objects.filter(thread=thread, message_id__in=looked_up)}
+        if looked_up
+        else {}
+    )
     conflicts = {
         message_id: differing
         for message_id, differing in (
@@ -141,7 +163,7 @@ def messages_append(
         )
 
     fresh = [m for m in incoming if m["message_id"] not in stored]
-    created = iter(_insert(thread, fresh, now) if fresh else [])
+    created = iter(_insert(thread, fresh, previous, now) if fresh else [])
     if fresh:  # the workspace may ask for a medallion summary every N messages: checked once committed
         transaction.on_commit(
             lambda: medallion_maybe_autosummarize(thread=thread, workspace=workspace), robust=True
@@ -150,13 +172,39 @@ def messages_append(
     return [stored[m["message_id"]] if m["message_id"] in stored else next(created) for m in incoming]
 
 
-def _insert(thread: Thread, fresh: list[dict[str, Any]], now: datetime) -> list[Message]:
-    """Insert new messages with the thread's next seqs (the caller holds the thread lock)."""
-    previous = (
-        Message.objects.filter(thread=thread).order_by("-seq").values_list("created_at", flat=True).first()
-    )
+def _thread_and_last_message_time(
+    *, workspace: Workspace, thread_id: str, now: datetime, user_id: str | None
+) -> tuple[Thread, datetime | None]:
+    """The thread (another user's is NotFound) and its last message's time. Inside a transaction the thread
+    is locked, and created if missing; outside one it is one unlocked read, and a missing thread is
+    ThreadChanged (the locked run creates it)."""
+    if connection.in_atomic_block:
+        thread = thread_lock_or_create(workspace=workspace, thread_id=thread_id, now=now, user_id=user_id)
+        last = Message.objects.filter(thread=thread).order_by("-seq").values_list("created_at", flat=True)
+        return thread, last.first()
+    with hot_sql.cursor() as cursor:
+        cursor.execute(
+            hot_sql.THREAD_WITH_LAST_MESSAGE_TIME, {"workspace": workspace.pk, "thread_id": thread_id}
+        )
+        row = cursor.fetchone()
+    if row is None:
+        raise ThreadChanged(thread_id)
+    thread = hot_sql.load(Thread, row[:-1])
+    thread.workspace = workspace
+    if user_id is not None and thread.user_id != user_id:
+        raise NotFound(f"Thread {thread_id!r} not found.")
+    return thread, row[-1]
+
+
+def _insert(
+    thread: Thread, fresh: list[dict[str, Any]], previous: datetime | None, now: datetime
+) -> list[Message]:
+    """Insert new messages with the thread's next seqs, after its last message's time (`previous`), and
+    touch the thread: in one statement outside a transaction (ThreadChanged if the thread moved since it
+    was read), else under the thread lock the caller holds."""
     # Another process's clock may be ahead of ours: never go back in time within a thread.
     start = now if previous is None or previous < now else previous + timedelta(microseconds=1)
+    seen = hot_sql.AppendSeen(thread.last_message_seq, thread.ttl_seconds, thread.user_id)
     rows = [
         Message(
             thread=thread,
@@ -176,10 +224,21 @@ def _insert(thread: Thread, fresh: list[dict[str, Any]], now: datetime) -> list[
         )
         for offset, fields in enumerate(fresh)
     ]
-    Message.objects.bulk_create(rows)
     thread.last_message_seq += len(rows)
-    touched = thread_touch_values(thread, now=now)  # the seq and the touch in one statement
-    Thread.objects.filter(pk=thread.pk).update(last_message_seq=thread.last_message_seq, **touched)
+    touched = thread_touch_values(thread, now=now)
+    if connection.in_atomic_block:
+        Message.objects.bulk_create(rows)
+        # The seq and the touch in one statement.
+        Thread.objects.filter(pk=thread.pk).update(last_message_seq=thread.last_message_seq, **touched)
+        return rows
+    try:
+        pks = hot_sql.messages_insert(rows, thread_touched=(now, thread.expires_at), seen=seen)
+    except IntegrityError:  # a message_id already stored: the locked run finds it and decides
+        pks = None
+    if pks is None:
+        raise ThreadChanged(thread.thread_id)
+    for row in rows:
+        row.pk = pks[row.seq]
     return rows
 
 
