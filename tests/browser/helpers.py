@@ -23,16 +23,23 @@ def log_in(
     assert "/dashboard/login/" in page.url
     page.get_by_label("Username").fill("alice")
     page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_load_state()
+    follow(page, page.get_by_role("button", name="Sign in"))
+
+
+def follow(page: Any, link: Any) -> None:
+    """Click `link` (a link or a form's submit button) and wait until the page it opens has loaded. A click
+    returns once the navigation has started, so without the wait a read that does not retry (a locator's
+    `count()`, an attribute) could still see the page the click left."""
+    with page.expect_navigation():
+        link.click()
 
 
 def open_section(page: Any, name: str) -> None:
     """Follow the workspace navigation's link `name` ("Threads", "Search", "Audit log"...)."""
-    page.get_by_role("navigation", name="Workspace").get_by_role("link", name=name).click()
+    follow(page, page.get_by_role("navigation", name="Workspace").get_by_role("link", name=name))
 
 
 def apply_filter(page: Any, label: str, value: str) -> None:
     """Type `value` into the list filter labelled `label` and apply the filters."""
     page.get_by_label(label).fill(value)
-    page.get_by_role("button", name="Apply").click()
+    follow(page, page.get_by_role("button", name="Apply"))

@@ -17,7 +17,7 @@ from checkpoints.models import Checkpoint, Job, Message, Thread, Workspace
 from checkpoints.services.audit import Actor
 from checkpoints.services.checkpoints import checkpoint_handoff
 from checkpoints.services.messages import messages_append
-from tests.browser.helpers import SCREENSHOT_WIDTH, log_in
+from tests.browser.helpers import SCREENSHOT_WIDTH, follow, log_in
 from tests.dashboard.world import World
 from tests.factories import make_checkpoint
 
@@ -85,7 +85,7 @@ def test_the_overview_draws_activity_and_storage_charts_matching_the_data(
     screenshot(page, "overview-charts")
 
     page.get_by_role("combobox", name="Period").select_option("30d")
-    page.get_by_role("button", name="Show").click()
+    follow(page, page.get_by_role("button", name="Show"))
     assert page.url.endswith("?window=30d#charts")
     assert page.locator("#activity-chart title").first.text_content().startswith("Activity — last 30 days")
     assert bar_values(page, "activity-chart", "checkpoints") == [
@@ -133,13 +133,13 @@ def test_summarise_now_without_a_scope_sets_one_then_summarises(
     summarise = page.get_by_role("button", name="Summarise now…")
     assert summarise.is_disabled()
     assert "needs a medallion scope" in page.locator("#summarise-why").inner_text()
-    page.get_by_role("link", name="Set a scope and summarise…").click()
+    follow(page, page.get_by_role("link", name="Set a scope and summarise…"))
     page.get_by_label("Graph nodes").fill("billing, planner")
     page.get_by_label("Tags").fill("refactor")
     screenshot(page, "scope-form")
-    page.get_by_role("button", name="Save scope").click()
+    follow(page, page.get_by_role("button", name="Save scope"))
     assert "Scope of thread run-1 set." in page.locator(".flash").inner_text()
-    page.get_by_role("button", name="Summarise", exact=True).click()
+    follow(page, page.get_by_role("button", name="Summarise", exact=True))
     flash = page.locator(".flash").inner_text()
     job = Job.objects.filter(kind=Job.Kind.SUMMARIZE).latest("id")
     assert f"Summary job {job.job_id} queued." in flash

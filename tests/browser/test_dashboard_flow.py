@@ -13,7 +13,7 @@ import pytest
 from pytest_django.live_server_helper import LiveServer
 
 from checkpoints.models import AuditEvent, Checkpoint, Thread
-from tests.browser.helpers import apply_filter, log_in, open_section
+from tests.browser.helpers import apply_filter, follow, log_in, open_section
 from tests.dashboard.world import World
 from tests.factories import make_checkpoint
 
@@ -34,7 +34,7 @@ def test_it_walks_an_auditor_through_thread_tree_checkpoint_diff_fork_and_audit(
     open_section(page, "Threads")
     assert page.locator("table.threads tbody tr").count() == 2
     screenshot(page, "thread-list")
-    page.locator("table.threads").get_by_role("link", name="run-1", exact=True).first.click()
+    follow(page, page.locator("table.threads").get_by_role("link", name="run-1", exact=True).first)
     assert page.locator("h1").inner_text() == "run-1"
 
     # The root namespace's tree is open; the "tools" namespace is collapsed until expanded.
@@ -50,7 +50,7 @@ def test_it_walks_an_auditor_through_thread_tree_checkpoint_diff_fork_and_audit(
     assert root_tree.locator("li.is-tomb").count() == 1
     screenshot(page, "thread")
 
-    root_tree.locator(f'a.t-link[href*="{world.step2.checkpoint_id}"]').click()
+    follow(page, root_tree.locator(f'a.t-link[href*="{world.step2.checkpoint_id}"]'))
     badge = page.locator("[data-integrity]")
     assert badge.get_attribute("data-integrity") == "verified"
     assert "Checksum verified" in badge.inner_text()
@@ -67,7 +67,7 @@ def test_it_walks_an_auditor_through_thread_tree_checkpoint_diff_fork_and_audit(
 
     # Diff against another checkpoint picked from the list (the root, two steps back).
     page.get_by_label("Against a checkpoint of this thread").select_option(world.root.checkpoint_id)
-    page.get_by_role("button", name="Show diff").click()
+    follow(page, page.get_by_role("button", name="Show diff"))
     assert "/diff/" in page.url
     rows = page.locator("table.diff tbody tr")
     assert rows.count() >= 2
@@ -76,9 +76,9 @@ def test_it_walks_an_auditor_through_thread_tree_checkpoint_diff_fork_and_audit(
     screenshot(page, "diff")
 
     page.go_back()
-    page.get_by_role("link", name="Fork from here…").click()
+    follow(page, page.get_by_role("link", name="Fork from here…"))
     page.get_by_label("New thread id").fill("browser-fork")
-    page.get_by_role("button", name="Fork").click()
+    follow(page, page.get_by_role("button", name="Fork"))
     assert page.url.endswith("/threads/browser-fork/")
     assert "Forked into thread browser-fork." in page.locator(".flash").inner_text()
     assert "run-1" in page.locator(".facts").inner_text()
@@ -154,7 +154,7 @@ def test_it_browses_medallion_revisions_and_the_retention_preview(
     apply_filter(page, "Graph nodes", "billing")
     assert page.locator("table tbody tr").count() == 1
     screenshot(page, "medallions")
-    page.get_by_role("link", name=re.compile("Billing is being split")).click()
+    follow(page, page.get_by_role("link", name=re.compile("Billing is being split")))
     assert page.get_by_role("heading", name="Changes from version 1 to 2").is_visible()
     assert "/summary/high_level" in page.locator("table.diff").inner_text()
     screenshot(page, "medallion")
@@ -164,7 +164,7 @@ def test_it_browses_medallion_revisions_and_the_retention_preview(
     assert expired.locator("[data-rule-count]").inner_text() == "1"
     assert due.checkpoint_id[:18] in expired.inner_text()
     screenshot(page, "retention")
-    page.get_by_role("link", name="Sweep now…").click()
+    follow(page, page.get_by_role("link", name="Sweep now…"))
     assert page.get_by_role("button", name="Sweep now").is_visible()  # a confirmation step, not the sweep
     assert Checkpoint.objects.get(pk=due.pk).expired_at is None
 
@@ -186,8 +186,8 @@ def test_it_works_without_javascript(
         node.locator("summary").first.click()
         assert not node.evaluate("e => e.open")
         # Actions are plain forms: expire through the confirmation page.
-        page.get_by_role("link", name="Expire now…").click()
-        page.get_by_role("button", name="Expire now").click()
+        follow(page, page.get_by_role("link", name="Expire now…"))
+        follow(page, page.get_by_role("button", name="Expire now"))
         assert "expired" in page.locator(".flash").inner_text()
         assert page.locator("[data-integrity]").get_attribute("data-integrity") == "erased"
     finally:

@@ -15,7 +15,7 @@ from pytest_django.live_server_helper import LiveServer
 
 from checkpoints.models import AuditEvent, Checkpoint, Job, Message, Thread, Workspace
 from checkpoints.services.retention import retention_sweep
-from tests.browser.helpers import SCREENSHOT_WIDTH, log_in, open_section
+from tests.browser.helpers import SCREENSHOT_WIDTH, follow, log_in, open_section
 from tests.dashboard.world import World
 from tests.factories import make_checkpoint
 
@@ -26,11 +26,11 @@ def test_it_edits_previews_and_saves_the_retention_policy(
     page: Any, live_server: LiveServer, world: World, screenshot: Any
 ) -> None:
     log_in(page, live_server, "/dashboard/w/acme/retention/", viewport=SCREENSHOT_WIDTH)
-    page.get_by_role("link", name="Edit policy…").first.click()
+    follow(page, page.get_by_role("link", name="Edit policy…").first)
     page.get_by_label("Keep latest").fill("1")
     page.get_by_label("Idle thread expiry:", exact=True).fill("45")
     page.get_by_label("Idle thread expiry: unit").select_option("days")
-    page.get_by_role("button", name="Preview this policy").click()
+    follow(page, page.get_by_role("button", name="Preview this policy"))
     preview = page.locator("[data-policy-preview]")
     assert preview.is_visible()
     counts = preview.locator("[data-rule-count]").all_inner_texts()
@@ -39,12 +39,12 @@ def test_it_edits_previews_and_saves_the_retention_policy(
     screenshot(page, "retention-edit-preview")
 
     page.get_by_label("Default checkpoint TTL:", exact=True).fill("3651")  # the API's bound: 10 years
-    page.get_by_role("button", name="Save policy").click()
+    follow(page, page.get_by_role("button", name="Save policy"))
     assert "At most 3650 days" in page.locator('[data-error-for="default_ttl_seconds"]').inner_text()
     assert Workspace.objects.get(slug="acme").keep_latest is None
     page.get_by_label("Default checkpoint TTL:", exact=True).fill("")
     page.get_by_label("Keep latest").fill("2")
-    page.get_by_role("button", name="Save policy").click()
+    follow(page, page.get_by_role("button", name="Save policy"))
     assert page.url.endswith("/dashboard/w/acme/retention/")
     assert "Retention policy saved." in page.locator(".flash").inner_text()
     assert "45 days" in page.locator(".facts").inner_text()
@@ -63,12 +63,12 @@ def test_it_forks_with_an_edited_state_and_chosen_messages(
         f"/dashboard/w/acme/threads/run-1/checkpoints/{world.step2.checkpoint_id}/?ns=",
         viewport=SCREENSHOT_WIDTH,
     )
-    page.get_by_role("link", name="Fork from here…").click()
+    follow(page, page.get_by_role("link", name="Fork from here…"))
     page.get_by_label("New thread id").fill("edited-fork")
     state = page.get_by_label("State of the new thread's head (JSON)")
     assert json.loads(state.input_value())["score"] == 0.93
     state.fill('{"goal": "refactor billing", "todo": [')  # broken JSON: refused inline, nothing forked
-    page.get_by_role("button", name="Fork").click()
+    follow(page, page.get_by_role("button", name="Fork"))
     assert "Malformed JSON" in page.locator('[data-error-for="state"]').inner_text()
     assert not Thread.objects.filter(thread_id="edited-fork").exists()
 
@@ -79,7 +79,7 @@ def test_it_forks_with_an_edited_state_and_chosen_messages(
     page.get_by_label("Only the ones ticked below").check()
     page.get_by_label(re.compile(r"#2 assistant")).uncheck()
     screenshot(page, "fork-with-changes")
-    page.get_by_role("button", name="Fork").click()
+    follow(page, page.get_by_role("button", name="Fork"))
     assert page.url.endswith("/threads/edited-fork/")
     assert "state edited; 2 messages carried" in page.locator(".flash").inner_text()
     facts = page.locator(".facts").inner_text()
@@ -102,7 +102,7 @@ def test_it_opens_a_job_and_the_checkpoints_a_sweep_touched(
     assert "1 h" in schedule.locator("tr", has_text="tombstone-purge").inner_text()
     screenshot(page, "jobs")
     job = Job.objects.get(workspace=world.workspace)
-    page.locator(f'a[href$="/jobs/{job.job_id}/"]').click()
+    follow(page, page.locator(f'a[href$="/jobs/{job.job_id}/"]'))
     assert page.locator("[data-job-status]").inner_text() == "failed"
     assert "LLMError: the model returned invalid JSON" in page.locator("[data-job-error]").inner_text()
     assert page.locator("[data-job-attempts]").inner_text() == "0"
@@ -110,7 +110,7 @@ def test_it_opens_a_job_and_the_checkpoints_a_sweep_touched(
 
     open_section(page, "Audit log")
     page.get_by_label("Action").select_option("retention.*")
-    page.get_by_role("button", name="Apply").click()
+    follow(page, page.get_by_role("button", name="Apply"))
     row = page.locator("table.events tbody tr").first
     assert "retention.sweep" in row.inner_text()
     swept = row.locator("a[data-swept]")
@@ -123,5 +123,5 @@ def test_it_opens_a_job_and_the_checkpoints_a_sweep_touched(
     with open(download_info.value.path(), encoding="utf-8") as saved:
         lines = saved.read().splitlines()
     assert lines[0].startswith("created_at,") and len(lines) == 2 and "retention.sweep" in lines[1]
-    swept.click()
+    follow(page, swept)
     assert page.url.endswith(f"/threads/scratch/checkpoints/{due.checkpoint_id}/?ns=")

@@ -12,7 +12,7 @@ import pytest
 from pytest_django.live_server_helper import LiveServer
 
 from checkpoints.services.messages import messages_append
-from tests.browser.helpers import SCREENSHOT_WIDTH, apply_filter, log_in, open_section
+from tests.browser.helpers import SCREENSHOT_WIDTH, apply_filter, follow, log_in, open_section
 from tests.dashboard.world import World
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -45,7 +45,7 @@ def test_it_finds_a_word_across_threads_and_opens_its_place_in_the_timeline(
     assert sorted(threads) == ["run-1", "run-1-fork", "run-2", "run-2"]
     screenshot(page, "search")
 
-    hits.nth(threads.index("run-1")).get_by_role("link", name="#1").click()
+    follow(page, hits.nth(threads.index("run-1")).get_by_role("link", name="#1"))
     assert page.locator("h1").inner_text() == "Timeline of run-1"
     anchored = page.locator(".tl-anchor")
     assert anchored.get_attribute("id") == "m-1" and "billing service" in anchored.inner_text()
@@ -72,15 +72,15 @@ def test_it_finds_a_handoff_by_agent(
 def test_it_steps_from_a_checkpoint_to_the_next(page: Any, live_server: LiveServer, world: World) -> None:
     log_in(page, live_server, f"/dashboard/w/acme/threads/run-1/checkpoints/{world.step1.checkpoint_id}/?ns=")
     assert page.locator("h1").inner_text() == f"Checkpoint {world.step1.checkpoint_id}"
-    page.get_by_role("navigation", name="Steps").get_by_role("link", name=re.compile("Next step")).click()
-    assert page.locator("h1").inner_text() == f"Checkpoint {world.step2.checkpoint_id}"
     steps = page.get_by_role("navigation", name="Steps")
-    steps.get_by_role("link", name=re.compile("Previous step")).click()
+    follow(page, steps.get_by_role("link", name=re.compile("Next step")))
+    assert page.locator("h1").inner_text() == f"Checkpoint {world.step2.checkpoint_id}"
+    follow(page, steps.get_by_role("link", name=re.compile("Previous step")))
     assert page.locator("h1").inner_text() == f"Checkpoint {world.step1.checkpoint_id}"
-    page.get_by_role("link", name="See it in the timeline").click()
+    follow(page, page.get_by_role("link", name="See it in the timeline"))
     assert page.locator(".tl-anchor").get_attribute("id") == f"c-{world.step1.pk}"
     page.go_back()
-    steps.get_by_role("link", name=re.compile("Previous step")).click()
+    follow(page, steps.get_by_role("link", name=re.compile("Previous step")))
     assert page.locator("h1").inner_text() == f"Checkpoint {world.root.checkpoint_id}"
     # At the first step, "Previous step" is a disabled button that says why.
     first = steps.get_by_role("button", name="← Previous step")

@@ -11,7 +11,7 @@ import pytest
 from pytest_django.live_server_helper import LiveServer
 
 from checkpoints.services.workspaces import api_key_create
-from tests.browser.helpers import SCREENSHOT_WIDTH, log_in
+from tests.browser.helpers import SCREENSHOT_WIDTH, follow, log_in
 from tests.dashboard.world import World
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -38,7 +38,7 @@ def test_it_shows_which_key_wrote_a_checkpoint_and_lists_what_that_key_wrote(
     )
     written_by = page.locator("[data-written-by]")
     assert written_by.locator("code").inner_text() == f"key:{key.prefix}"
-    written_by.get_by_role("link", name="its checkpoints").click()
+    follow(page, written_by.get_by_role("link", name="its checkpoints"))
 
     listed = page.locator("table.search-checkpoints tbody tr")
     assert listed.count() == 2
