@@ -23,7 +23,7 @@ from rest_framework.utils.urls import replace_query_param
 from checkpoints.api.renderers import RawJSON, json_array, json_object, json_scalar, written_response
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.numbers import parse_whole_number
-from checkpoints.services.checkpoint_pages import Seek
+from checkpoints.services.keyset import Seek
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
@@ -60,12 +60,15 @@ def queryset_rows(queryset: models.QuerySet[Any], seek: Seek) -> list[Any]:
 
 class PageReader(Protocol):
     """What reads its own pages (a static statement): `read` gives rows of `model` strictly after
-    `seek.position` (when given) in `seek.ordering`, at most `seek.limit` of them, in that order."""
+    `seek.position` (when given) in `seek.ordering`, at most `seek.limit` of them, in that order;
+    `queryset` gives the same rows for the ORM, for a FilterSet to filter further."""
 
     @property
     def model(self) -> type[models.Model]: ...
 
     def read(self, seek: Seek) -> list[Any]: ...
+
+    def queryset(self) -> models.QuerySet[Any]: ...
 
 
 class KeysetPage:

@@ -16,8 +16,7 @@ from datetime import datetime
 from functools import cache
 from typing import Any, ClassVar, NamedTuple
 
-from django.db import connection, models
-from django.db.models import Q
+from django.db import connection
 
 from checkpoints.integrity import PAYLOAD_FIELDS
 from checkpoints.models import Checkpoint, PendingWrite, Thread, Workspace
@@ -25,48 +24,11 @@ from checkpoints.models.checkpoint import CheckpointQuerySet
 from checkpoints.models.copying import relate_loaded
 from checkpoints.models.value import unpack
 from checkpoints.services import hot_sql
+from checkpoints.services.keyset import Seek, seek_params, seek_sql
 
 CHECKPOINT = hot_sql.CHECKPOINT
 THREAD = hot_sql.THREAD
 _PAYLOAD = tuple(sorted(PAYLOAD_FIELDS))
-
-
-class Seek(NamedTuple):
-    """What a page reads: the rows strictly after `position` (None: from the start) in `ordering` (field
-    names, "-" for descending; a list's own, or its reverse going backwards), at most `limit` of them."""
-
-    ordering: list[str]
-    position: list[Any] | None
-    limit: int
-
-    def after(self) -> Q:
-        """Rows strictly after `position`, for a queryset: (a > x) OR (a = x AND b > y) OR ..."""
-        condition = Q()
-        equal_so_far = Q()
-        assert self.position is not None
-        for name, value in zip(self.ordering, self.position, strict=True):
-            column = name.lstrip("-")
-            op = "lt" if name.startswith("-") else "gt"
-            condition |= equal_so_far & Q(**{f"{column}__{op}": value})
-            equal_so_far &= Q(**{column: value})
-        return condition
-
-
-def _seek_sql(ordering: tuple[str, ...], *, after: bool) -> tuple[str, str]:
-    """`Seek.after` in SQL (a row comparison: the ordering's fields all run one way), and the ORDER BY."""
-    descending = {name.startswith("-") for name in ordering}
-    assert len(descending) == 1, "a static page orders every field the same way"
-    columns = [f"c.{_column(name.lstrip('-'))}" for name in ordering]
-    direction = "DESC" if descending == {True} else "ASC"
-    marks = ", ".join(f"%(seek_{index})s" for index in range(len(ordering)))
-    condition = f"({', '.join(columns)}) {'<' if direction == 'DESC' else '>'} ({marks})" if after else ""
-    return condition, ", ".join(f"{column} {direction}" for column in columns)
-
-
-def _column(name: str) -> str:
-    field = Checkpoint._meta.get_field(name)
-    assert isinstance(field, models.Field) and field.column is not None
-    return field.column
 
 
 class Condition(NamedTuple):
@@ -146,8 +108,7 @@ class CheckpointPages:
             params["thread_id"] = self.thread_id
         for name, value in self.conditions.items():
             params[CONDITIONS[name].param] = _bound(value)
-        for index, value in enumerate(seek.position or ()):
-            params[f"seek_{index}"] = _bound(value)
+        params.update({name: _bound(value) for name, value in seek_params(seek).items()})
         with hot_sql.cursor() as cursor:
             cursor.execute(sql, params)
             rows = cursor.fetchall()
@@ -198,7 +159,7 @@ def checkpoint_page_sql(
     """The page's statement: the page's rows in a CTE (so each page reads at most `limit` rows through its
     index), then their threads (unless in hand) and, with `payload`, their parts (`hot_sql.PARTS_OF_ROW`)."""
     inner_join = _THREAD_JOIN if scope == "thread_id" else ""
-    seek, order = _seek_sql(ordering, after=after)
+    seek, order = seek_sql(Checkpoint, "c", ordering, after=after)
     where = " AND ".join(
         [_SCOPES[scope], *(CONDITIONS[name].sql for name in conditions), *([seek] if seek else [])]
     )

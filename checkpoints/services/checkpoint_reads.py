@@ -23,7 +23,8 @@ from checkpoints.integrity import CHECKSUM_FIELDS, PAYLOAD_FIELDS, record_checks
 from checkpoints.models import Checkpoint, PendingWrite, Thread, Workspace
 from checkpoints.models.checkpoint import model_attribute
 from checkpoints.services import hot_sql
-from checkpoints.services.checkpoint_pages import CheckpointPages, Seek
+from checkpoints.services.checkpoint_pages import CheckpointPages
+from checkpoints.services.keyset import Seek
 
 
 def thread_get(*, workspace: Workspace, thread_id: str, user_id: str | None = None) -> Thread:

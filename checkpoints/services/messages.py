@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from functools import cache
+from typing import Any, ClassVar
 
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
@@ -22,10 +24,11 @@ from checkpoints.exceptions import Conflict, NotFound, ValidationFailed
 from checkpoints.ids import new_id
 from checkpoints.integrity import canonical_json
 from checkpoints.models import Message, Thread, Workspace
-from checkpoints.models.thread import CLIENT_ID_PATTERN
+from checkpoints.models.thread import CLIENT_ID_PATTERN, MessageQuerySet
 from checkpoints.services import hot_sql
 from checkpoints.services.audit import Actor, audit_record
 from checkpoints.services.checkpoint_save import ThreadChanged, optimistic_then_locking
+from checkpoints.services.keyset import Seek, seek_params, seek_sql
 from checkpoints.services.medallion_summaries import medallion_maybe_autosummarize
 from checkpoints.services.search import message_search_text
 from checkpoints.services.thread_rows import (
@@ -259,3 +262,35 @@ def message_delete(*, message: Message, actor: Actor) -> None:
         target_id=f"{thread.thread_id}/{message.message_id}",
         details={"seq": message.seq},
     )
+
+
+# A page of a thread's messages by one static statement: a seek on `message_unique_seq`.
+_DISPLAYED = ("search_text",)  # never rendered (`MessageQuerySet.for_display`)
+
+
+@cache
+def _message_page_sql(ordering: tuple[str, ...], *, after: bool) -> str:
+    seek, order = seek_sql(Message, "m", ordering, after=after)
+    return (
+        f"SELECT {hot_sql.columns(Message, 'm', _DISPLAYED)} FROM {hot_sql.MESSAGE} m "  # nosec B608 # names from the models; values bound
+        f"WHERE m.thread_id = %(thread)s{f' AND {seek}' if seek else ''} ORDER BY {order} LIMIT %(limit)s"
+    )
+
+
+@dataclass(frozen=True)
+class MessagePages:
+    """A thread's messages as a list reads them: by one static statement (`read`), or as a queryset when a
+    FilterSet filters the list further."""
+
+    model: ClassVar[type[Message]] = Message
+    thread: Thread
+
+    def queryset(self) -> MessageQuerySet:
+        return Message.objects.filter(thread=self.thread).for_display()
+
+    def read(self, seek: Seek) -> list[Message]:
+        params = {"thread": self.thread.pk, "limit": seek.limit, **seek_params(seek)}
+        with hot_sql.cursor() as cursor:
+            cursor.execute(_message_page_sql(tuple(seek.ordering), after=seek.position is not None), params)
+            rows = cursor.fetchall()
+        return [hot_sql.load(Message, row, _DISPLAYED) for row in rows]

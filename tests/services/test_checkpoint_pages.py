@@ -15,7 +15,8 @@ from django.utils import timezone
 
 from checkpoints.api.pagination import queryset_rows
 from checkpoints.models import Checkpoint, PendingWrite, Thread, Workspace
-from checkpoints.services.checkpoint_pages import CheckpointPages, Seek, pending_writes_of
+from checkpoints.services.checkpoint_pages import CheckpointPages, pending_writes_of
+from checkpoints.services.keyset import Seek
 from tests.factories import WorkspaceFactory, make_checkpoint, make_pending_write
 
 pytestmark = pytest.mark.django_db

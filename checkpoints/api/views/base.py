@@ -14,13 +14,12 @@ from rest_framework.views import APIView
 
 from checkpoints.api.compiled_validation import compiled
 from checkpoints.api.filters import FilterBackend, filter_queryset, names_a_filter
-from checkpoints.api.pagination import KeysetPage
+from checkpoints.api.pagination import KeysetPage, PageReader
 from checkpoints.api.query_params import refuse_unknown_query_parameters
 from checkpoints.api.schema import FilteredAutoSchema
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import ApiKey, Workspace
 from checkpoints.services.audit import Actor
-from checkpoints.services.checkpoint_pages import CheckpointPages
 
 USER_PARAM = OpenApiParameter(
     "user_id",
@@ -71,12 +70,12 @@ class WorkspaceAPIView(APIView):
 
     def page(
         self,
-        pages: CheckpointPages,
+        pages: PageReader,
         ordering: list[str],
         filterset_class: type[django_filters.FilterSet] | None = None,
     ) -> KeysetPage:
-        """A page of checkpoints: read by its static statement, or, when the request names a filter of the
-        FilterSet (by default the view's), as a queryset through it."""
+        """A page: read by its static statement, or, when the request names a filter of the FilterSet (by
+        default the view's), as a queryset through it."""
         filterset_class = filterset_class or self.filterset_class
         params = self.request.query_params
         if filterset_class is None or not names_a_filter(filterset_class, params):

@@ -18,7 +18,7 @@ from checkpoints.api.serializers.messages import (
 from checkpoints.api.views.threads import USER_PARAM, ThreadScopedView
 from checkpoints.exceptions import NotFound
 from checkpoints.models import Message
-from checkpoints.services.messages import message_delete, messages_append
+from checkpoints.services.messages import MessagePages, message_delete, messages_append
 
 
 class ThreadMessagesView(ThreadScopedView):
@@ -32,8 +32,7 @@ class ThreadMessagesView(ThreadScopedView):
     )
     def get(self, request: Request, thread_id: str) -> Response:
         thread = self.thread(thread_id)
-        queryset = self.filter_queryset(Message.objects.filter(thread=thread).for_display())
-        page = KeysetPage(request, queryset, ["seq"])  # seq is unique per thread
+        page = self.page(MessagePages(thread), ["seq"])  # seq is unique per thread
         context = {"thread_id": thread.thread_id}
         return Response(page.envelope(MessageSerializer.render_many(page.results, context)))
 
