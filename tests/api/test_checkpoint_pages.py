@@ -1,7 +1,7 @@
-"""The checkpoint lists answer a page the same whether its static statement reads it (no filter named) or the
-FilterSet's queryset does (a filter that keeps every row): the same results, byte for byte, and links to
-the same pages, walked forwards to the end and back again. The timeline, the workspace timeline and
-LangGraph's list, with each of their own parameters."""
+"""The lists read by a static statement answer a page the same whether the statement reads it (no filter
+named) or the FilterSet's queryset does (a filter that keeps every row): the same results, byte for byte,
+and links to the same pages, walked forwards to the end and back again. The timeline, the workspace
+timeline and LangGraph's list, with each of their own parameters, and a thread's messages."""
 
 from __future__ import annotations
 
@@ -36,6 +36,10 @@ def history(api: ApiClient, other_api: ApiClient) -> None:
     Checkpoint.objects.filter(pk=made[3].pk).update(expires_at=past)
     Checkpoint.objects.filter(pk=made[6].pk).update(expires_at=past, pinned=True)
     Checkpoint.objects.filter(pk=made[9].pk).update(expired_at=past)
+    for client, thread_id, count in ((api, "t1", 7), (api, "t2", 2), (other_api, "t1", 3)):
+        messages = [{"role": "user", "content": f"{n}", "metadata": {"n": n}} for n in range(count)]
+        appended = client.post(f"/api/v1/threads/{thread_id}/messages/", {"messages": messages})
+        assert appended.status_code == 201, appended.content
 
 
 LINKS = ("next", "previous")
@@ -53,6 +57,9 @@ LISTS = [
     ("/api/v1/langgraph/checkpoints/?thread_id=t1&namespace=&before=1f0-3&limit=1", "metadata=%7B%7D"),
     ("/api/v1/langgraph/checkpoints/?thread_id=nowhere&limit=1", "metadata=%7B%7D"),
     ("/api/v1/langgraph/checkpoints/?limit=2", "metadata=%7B%7D"),
+    ("/api/v1/threads/t1/messages/?limit=2", "after_seq=0"),
+    ("/api/v1/threads/t1/messages/?limit=3", "role=user"),
+    ("/api/v1/threads/t2/messages/?limit=50", "after_seq=0"),
 ]
 
 
