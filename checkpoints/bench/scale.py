@@ -3,8 +3,8 @@
 Layout at N rows (checkpoints, messages and medallions each hold N rows of the benchmark's workspace):
 - cold threads of 10 checkpoints and 10 messages each (N/10 threads): head lookups and restores pick one
   at random per request, so the head cache misses (it is also emptied before each size is measured);
-- one hot thread with a long history (`hot_rows` checkpoints and messages): timeline pages and the
-  per-thread message search;
+- one hot thread with a long history (`hot_rows` checkpoints and messages): timeline pages, message pages
+  and the per-thread message search;
 - messages are sentences over a 58-word vocabulary (a common word such as "invoice" is in ~18% of them)
   plus one rare word in exactly 20 messages, whatever N;
 - medallions with 3 of 1,000 graph nodes and 2 of 50 tags, plus 20 old ones of a fixed scope: a selective
@@ -183,6 +183,7 @@ def measure(api: ApiClients, data: ScaleData, requests: int, deep_page: int) -> 
     scope = f"graph_nodes={','.join(HOT_NODES)}&tags={HOT_TAG}"
     with api.client() as client:
         deep = _deep_page_url(client, f"{hot}/checkpoints/?namespace=&limit=50", deep_page)
+        deep_messages = _deep_page_url(client, f"{hot}/messages/?limit=50", deep_page)
         queries: dict[str, list[str]] = {
             "head (state/, cache miss)": [f"threads/{t}/state/" for t in picks],
             "head (state/, cached)": [f"threads/{picks[0]}/state/"] * requests,
@@ -190,6 +191,8 @@ def measure(api: ApiClients, data: ScaleData, requests: int, deep_page: int) -> 
             "timeline page 1": [f"{hot}/checkpoints/?namespace=&limit=50"] * requests,
             f"timeline page {deep_page}": [deep] * requests,
             "workspace timeline page 1": ["checkpoints/?limit=50"] * requests,
+            "message page 1": [f"{hot}/messages/?limit=50"] * requests,
+            f"message page {deep_page}": [deep_messages] * requests,
             "message search (thread)": [f"{hot}/messages/?search=invoice"] * requests,
             "message search (workspace, rare word)": [f"messages/?search={RARE_TERM}"] * requests,
             "message search (workspace, common word)": ["messages/?search=invoice"] * requests,
