@@ -134,13 +134,17 @@ class Thread(models.Model):
         return self.thread_id
 
 
+# A message's fields that no list or answer shows: the stored search text, a second copy of the content.
+NEVER_RENDERED = ("search_text",)
+
+
 class MessageQuerySet(models.QuerySet["Message"]):
     def for_workspace(self, workspace: Workspace) -> MessageQuerySet:
         return self.filter(thread__workspace=workspace)
 
     def for_display(self) -> MessageQuerySet:
-        """Skip the stored search text (a second copy of the content that is never rendered)."""
-        return self.defer("search_text")
+        """Skip what is never rendered (`NEVER_RENDERED`)."""
+        return self.defer(*NEVER_RENDERED)
 
     def with_thread_id(self) -> MessageQuerySet:
         """Annotate `thread_public_id` without loading the thread rows (workspace-wide lists)."""

@@ -6,6 +6,8 @@ statement that takes the block only if `last_message_seq` is still the one it re
 row lock until it commits, so a concurrent appender's statement waits, then finds the thread moved); a
 batch that finds it moved runs again under the thread's row lock (`thread_lock_or_create`), as every append
 inside a transaction or on SQLite does. A batch is stored whole or (on any conflict) not at all.
+
+A thread's message page is read by one static statement unless a FilterSet filters it (`MessagePages`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from checkpoints.exceptions import Conflict, NotFound, ValidationFailed
 from checkpoints.ids import new_id
 from checkpoints.integrity import canonical_json
 from checkpoints.models import Message, Thread, Workspace
-from checkpoints.models.thread import CLIENT_ID_PATTERN, MessageQuerySet
+from checkpoints.models.thread import CLIENT_ID_PATTERN, NEVER_RENDERED, MessageQuerySet
 from checkpoints.services import hot_sql
 from checkpoints.services.audit import Actor, audit_record
 from checkpoints.services.checkpoint_save import ThreadChanged, optimistic_then_locking
@@ -265,14 +267,11 @@ def message_delete(*, message: Message, actor: Actor) -> None:
 
 
 # A page of a thread's messages by one static statement: a seek on `message_unique_seq`.
-_DISPLAYED = ("search_text",)  # never rendered (`MessageQuerySet.for_display`)
-
-
 @cache
 def _message_page_sql(ordering: tuple[str, ...], *, after: bool) -> str:
     seek, order = seek_sql(Message, "m", ordering, after=after)
     return (
-        f"SELECT {hot_sql.columns(Message, 'm', _DISPLAYED)} FROM {hot_sql.MESSAGE} m "  # nosec B608 # names from the models; values bound
+        f"SELECT {hot_sql.columns(Message, 'm', NEVER_RENDERED)} FROM {hot_sql.MESSAGE} m "  # nosec B608 # names from the models; values bound
         f"WHERE m.thread_id = %(thread)s{f' AND {seek}' if seek else ''} ORDER BY {order} LIMIT %(limit)s"
     )
 
@@ -293,4 +292,4 @@ class MessagePages:
         with hot_sql.cursor() as cursor:
             cursor.execute(_message_page_sql(tuple(seek.ordering), after=seek.position is not None), params)
             rows = cursor.fetchall()
-        return [hot_sql.load(Message, row, _DISPLAYED) for row in rows]
+        return [hot_sql.load(Message, row, NEVER_RENDERED) for row in rows]
