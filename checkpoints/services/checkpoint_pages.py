@@ -108,7 +108,7 @@ class CheckpointPages:
             params["thread_id"] = self.thread_id
         for name, value in self.conditions.items():
             params[CONDITIONS[name].param] = _bound(value)
-        params.update({name: _bound(value) for name, value in seek_params(seek).items()})
+        params.update(seek_params(seek))
         with hot_sql.cursor() as cursor:
             cursor.execute(sql, params)
             rows = cursor.fetchall()

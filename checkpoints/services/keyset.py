@@ -4,10 +4,13 @@ statement (`seek_sql`), so the two readings of a page cannot disagree (README, "
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, NamedTuple
 
 from django.db import models
 from django.db.models import Q
+
+from checkpoints.services import hot_sql
 
 
 class Seek(NamedTuple):
@@ -46,8 +49,11 @@ def seek_sql(
 
 
 def seek_params(seek: Seek) -> dict[str, Any]:
-    """The position's values as `seek_sql` binds them."""
-    return {f"seek_{index}": value for index, value in enumerate(seek.position or ())}
+    """The position's values as `seek_sql` binds them (timestamps as the backend takes them)."""
+    return {
+        f"seek_{index}": hot_sql.adapt_datetime(value) if isinstance(value, datetime) else value
+        for index, value in enumerate(seek.position or ())
+    }
 
 
 def _column(model: type[models.Model], name: str) -> str:
