@@ -1,8 +1,9 @@
 """Messages: batch append with gapless per-thread seqs and idempotent retries by message_id; delete one.
 
 Seqs come from `Thread.last_message_seq`: each batch takes the next block of numbers, strictly increasing and
-gapless in commit order. On PostgreSQL outside a transaction an append reads the thread, then writes in one
-statement that takes the block only if `last_message_seq` is still the one it read (the update holds the
+gapless in commit order. On PostgreSQL outside a transaction an append reads the thread (or, on a thread
+this process appended to last, recalls it: `thread_memo`), then writes in one statement that takes the
+block only if `last_message_seq` is still the one it read (the update holds the
 row lock until it commits, so a concurrent appender's statement waits, then finds the thread moved); a
 batch that finds it moved runs again under the thread's row lock (`thread_lock_or_create`), as every append
 inside a transaction or on SQLite does. A batch is stored whole or (on any conflict) not at all.
@@ -16,7 +17,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import cache
+from functools import cache, partial
 from typing import Any, ClassVar
 
 from django.db import IntegrityError, connection, transaction
@@ -26,8 +27,9 @@ from checkpoints.exceptions import Conflict, NotFound, ValidationFailed
 from checkpoints.ids import new_id
 from checkpoints.integrity import canonical_json
 from checkpoints.models import Message, Thread, Workspace
+from checkpoints.models.copying import model_copy
 from checkpoints.models.thread import CLIENT_ID_PATTERN, NEVER_RENDERED, MessageQuerySet
-from checkpoints.services import hot_sql
+from checkpoints.services import hot_sql, thread_memo
 from checkpoints.services.audit import Actor, audit_record
 from checkpoints.services.checkpoint_save import ThreadChanged, optimistic_then_locking
 from checkpoints.services.keyset import Seek, seek_params, seek_sql
@@ -136,11 +138,12 @@ def messages_append(
 def _append(
     *, workspace: Workspace, thread_id: str, incoming: list[dict[str, Any]], user_id: str | None
 ) -> list[Message]:
-    """The batch's write: on PostgreSQL outside a transaction, a read of the thread and one statement that
-    writes only if no other write moved the thread's messages in between (else ThreadChanged: it runs
-    again, locked); inside one (and on SQLite), under the thread's row lock."""
+    """The batch's write: on PostgreSQL outside a transaction, a read of the thread (or this process's memo
+    of its last append there) and one statement that writes only if no other write moved the thread's
+    messages since (else ThreadChanged: it runs again, from a read if it recalled, else locked); inside one
+    (and on SQLite), under the thread's row lock."""
     now = timezone.now()
-    thread, previous = _thread_and_last_message_time(
+    thread, previous, from_memo = _thread_and_last_message_time(
         workspace=workspace, thread_id=thread_id, now=now, user_id=user_id
     )
     # Outside a transaction the write finds stored ids itself: the insert refuses a taken one (unique per
@@ -168,25 +171,36 @@ def _append(
         )
 
     fresh = [m for m in incoming if m["message_id"] not in stored]
-    created = iter(_insert(thread, fresh, previous, now) if fresh else [])
-    if fresh:  # the workspace may ask for a medallion summary every N messages: checked once committed
+    inserted = _insert(thread, fresh, previous, now, from_memo=from_memo) if fresh else []
+    if inserted and connection.vendor == "postgresql":  # once committed, the next append may start from it
+        memo = thread_memo.appended(thread, inserted[-1].created_at)
+        transaction.on_commit(partial(thread_memo.remember_append, memo))
+    if inserted:
+        # The workspace may ask for a medallion summary every N messages: checked once committed.
         transaction.on_commit(
             lambda: medallion_maybe_autosummarize(thread=thread, workspace=workspace), robust=True
         )
+    created = iter(inserted)
     # `fresh` keeps batch order, so the new rows come back in the order they are needed here.
     return [stored[m["message_id"]] if m["message_id"] in stored else next(created) for m in incoming]
 
 
 def _thread_and_last_message_time(
     *, workspace: Workspace, thread_id: str, now: datetime, user_id: str | None
-) -> tuple[Thread, datetime | None]:
-    """The thread (another user's is NotFound) and its last message's time. Inside a transaction the thread
-    is locked, and created if missing; outside one it is one unlocked read, and a missing thread is
-    ThreadChanged (the locked run creates it)."""
+) -> tuple[Thread, datetime | None, bool]:
+    """The thread (another user's is NotFound), its last message's time, and whether both came from this
+    process's memo of its last append there (`thread_memo`; the write checks they are still true). Inside a
+    transaction the thread is locked, and created if missing; outside one they are remembered or one
+    unlocked read, and a missing thread is ThreadChanged (the locked run creates it)."""
     if connection.in_atomic_block:
         thread = thread_lock_or_create(workspace=workspace, thread_id=thread_id, now=now, user_id=user_id)
         last = Message.objects.filter(thread=thread).order_by("-seq").values_list("created_at", flat=True)
-        return thread, last.first()
+        return thread, last.first(), False
+    memo = thread_memo.recall_append(workspace.pk, thread_id)
+    if memo is not None and (user_id is None or memo.thread.user_id == user_id):  # a memo never refuses
+        thread = model_copy(memo.thread)
+        thread.workspace = workspace
+        return thread, memo.last_message_at, True
     with hot_sql.cursor() as cursor:
         cursor.execute(
             hot_sql.THREAD_WITH_LAST_MESSAGE_TIME, {"workspace": workspace.pk, "thread_id": thread_id}
@@ -198,15 +212,15 @@ def _thread_and_last_message_time(
     thread.workspace = workspace
     if user_id is not None and thread.user_id != user_id:
         raise NotFound(f"Thread {thread_id!r} not found.")
-    return thread, row[-1]
+    return thread, row[-1], False
 
 
 def _insert(
-    thread: Thread, fresh: list[dict[str, Any]], previous: datetime | None, now: datetime
+    thread: Thread, fresh: list[dict[str, Any]], previous: datetime | None, now: datetime, *, from_memo: bool
 ) -> list[Message]:
     """Insert new messages with the thread's next seqs, after its last message's time (`previous`), and
     touch the thread: in one statement outside a transaction (ThreadChanged if the thread moved since it
-    was read), else under the thread lock the caller holds."""
+    was read or remembered), else under the thread lock the caller holds."""
     # Another process's clock may be ahead of ours: never go back in time within a thread.
     start = now if previous is None or previous < now else previous + timedelta(microseconds=1)
     seen = hot_sql.AppendSeen(thread.last_message_seq, thread.ttl_seconds, thread.user_id)
@@ -241,7 +255,9 @@ def _insert(
     except IntegrityError:  # a message_id already stored: the locked run finds it and decides
         pks = None
     if pks is None:
-        raise ThreadChanged(thread.thread_id)
+        if from_memo:
+            thread_memo.forget_append(thread.workspace_id, thread.thread_id)
+        raise ThreadChanged(thread.thread_id, from_memo=from_memo)
     for row in rows:
         row.pk = pks[row.seq]
     return rows

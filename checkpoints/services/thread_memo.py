@@ -1,5 +1,5 @@
-"""What this process remembers of the threads it last saved into, so that the next write there can skip
-the save's first statement (docs/architecture.md, "The hot path").
+"""What this process remembers of the threads it last wrote into, so that the next write there can skip its
+first statement (docs/architecture.md, "The hot path").
 
 After a save outside a transaction, the process keeps the thread's row as the save left it and the
 namespace's new head. The next save or pending write on that thread and namespace may decide from this memo
@@ -8,12 +8,18 @@ write's one statement then stores only if the thread is still as remembered: the
 write that may move a head bumps it), idle TTL and user, and, for a save, with the id still free. Otherwise
 nothing is written and the write runs again from a read. A memo may lead to a write that its statement
 checks, never to a refusal: a stale memo costs a round trip, never a wrong answer.
+
+After a message append, the process keeps the thread's row as the append left it and its last message's
+time; the next append there decides from it (`messages._append`) and its one statement stores only if the
+thread still has that last_message_seq (every append moves it), idle TTL and user.
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 from checkpoints.models import Checkpoint, Thread
 from checkpoints.models.copying import model_part
@@ -36,8 +42,25 @@ _THREAD_FIELDS = [
 ]
 _HEAD_FIELDS = ["id", "checkpoint_id", "step_index", "expires_at", "pinned", "expired_at"]
 
+
+@dataclass(frozen=True)
+class Appended:
+    thread: Thread  # as the last append left it, without its JSON fields (take copies of it)
+    last_message_at: datetime  # the time of the thread's last message then
+
+
 _memo: dict[_Key, Remembered] = {}
+_appended: dict[tuple[int, str], Appended] = {}  # by workspace pk and thread_id
 _lock = threading.Lock()
+
+
+def _keep(memo: dict[Any, Any], key: Any, value: Any) -> None:
+    """Remember `value` under `key` as the newest entry, forgetting the oldest beyond LIMIT."""
+    with _lock:
+        memo.pop(key, None)
+        memo[key] = value
+        while len(memo) > LIMIT:
+            del memo[next(iter(memo))]
 
 
 def recall(workspace_pk: int, thread_id: str, namespace: str) -> Remembered | None:
@@ -54,15 +77,31 @@ def remember(checkpoint: Checkpoint) -> None:
     """Remember the thread of a checkpoint just saved (and committed), with it as the namespace's head."""
     thread = checkpoint.thread
     remembered = Remembered(model_part(thread, _THREAD_FIELDS), model_part(checkpoint, _HEAD_FIELDS))
-    key = (checkpoint.workspace_id, thread.thread_id, checkpoint.namespace)
+    _keep(_memo, (checkpoint.workspace_id, thread.thread_id, checkpoint.namespace), remembered)
+
+
+def appended(thread: Thread, last_message_at: datetime) -> Appended:
+    """What to remember of a thread an append just wrote (taken now: the thread object may change later)."""
+    return Appended(model_part(thread, _THREAD_FIELDS), last_message_at)
+
+
+def remember_append(memo: Appended) -> None:
+    """Remember an append's thread once it committed."""
+    _keep(_appended, (memo.thread.workspace_id, memo.thread.thread_id), memo)
+
+
+def recall_append(workspace_pk: int, thread_id: str) -> Appended | None:
+    return _appended.get((workspace_pk, thread_id))
+
+
+def forget_append(workspace_pk: int, thread_id: str) -> None:
+    """An append found the memo stale: the next one reads."""
     with _lock:
-        _memo.pop(key, None)
-        _memo[key] = remembered
-        while len(_memo) > LIMIT:
-            del _memo[next(iter(_memo))]
+        _appended.pop((workspace_pk, thread_id), None)
 
 
 def forget_all() -> None:
     """Drop everything remembered (tests)."""
     with _lock:
         _memo.clear()
+        _appended.clear()
