@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from checkpoints.models import Message, Thread
+from checkpoints.services import thread_memo
 from tests.concurrency.test_optimistic_save import statements
 from tests.concurrency.test_state_race import client_like
 from tests.conftest import ApiClient
@@ -26,9 +27,12 @@ def say(*contents: str, **fields: Any) -> dict[str, Any]:
 
 def first_message(api: ApiClient, **query: str) -> None:
     """The thread with one message (a new thread's append runs locked: it creates the thread); the key is
-    then remembered, so authentication reads nothing."""
+    then remembered, so authentication reads nothing. The thread is then forgotten, as a process that did
+    not append to it would (an append to a thread this process appended to last skips the read:
+    tests/concurrency/test_append_memo.py)."""
     suffix = "".join(f"?{name}={value}" for name, value in query.items())
     assert api.post(f"{MESSAGES}{suffix}", say("first")).status_code == 201
+    thread_memo.forget_all()
 
 
 def stored_in_order() -> list[tuple[int, str, datetime]]:
@@ -123,6 +127,7 @@ def test_messages_with_ids_are_two_statements_and_a_retry_runs_again_locked(api:
     with statements() as seen:
         assert api.post(MESSAGES, say("once", message_id="m-1")).status_code == 201
     assert [s["in_transaction"] for s in seen] == [False, False]  # the thread, the write
+    thread_memo.forget_all()
     with statements() as seen:
         response = api.post(MESSAGES, say("once", message_id="m-1"))
     assert response.status_code == 201, response.json()

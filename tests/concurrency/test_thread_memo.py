@@ -27,10 +27,11 @@ WRITE = "WITH touched AS (UPDATE"
 @contextmanager
 def in_another_process() -> Iterator[None]:
     """Writes made inside happen as if another web process made them: this process's memo stays as it was."""
-    kept = dict(thread_memo._memo)
+    kept, appended = dict(thread_memo._memo), dict(thread_memo._appended)
     yield
     thread_memo.forget_all()
     thread_memo._memo.update(kept)
+    thread_memo._appended.update(appended)
 
 
 def save(api: ApiClient, checkpoint_id: str, **body: object) -> str:
