@@ -6,8 +6,6 @@ again, a message id stored earlier. Each time the append must come out as if it 
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import pytest
 
 from checkpoints.models import Message, Thread
@@ -15,7 +13,7 @@ from checkpoints.services import thread_memo
 from tests.concurrency.test_optimistic_append import MESSAGES, say, stored_in_order
 from tests.concurrency.test_optimistic_save import statements
 from tests.concurrency.test_state_race import client_like
-from tests.concurrency.test_thread_memo import in_another_process
+from tests.concurrency.test_thread_memo import assert_idle_ttl_applied, in_another_process
 from tests.conftest import ApiClient
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -98,9 +96,7 @@ def test_a_ttl_changed_since_is_the_one_the_touch_uses(api: ApiClient) -> None:
     append(api, "first")
     Thread.objects.filter(thread_id="t1").update(ttl_seconds=60)
     append(api, "second")
-    thread = Thread.objects.get(thread_id="t1")
-    assert thread.expires_at is not None
-    assert thread.expires_at - thread.updated_at == timedelta(seconds=60)
+    assert_idle_ttl_applied(60)
 
 
 def test_an_append_to_a_thread_deleted_and_created_again_numbers_from_one(api: ApiClient) -> None:

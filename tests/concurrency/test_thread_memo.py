@@ -104,13 +104,18 @@ def test_a_user_changed_without_a_version_bump_is_still_scoped(api: ApiClient) -
     assert Checkpoint.objects.filter(thread__thread_id="t1").count() == 1
 
 
+def assert_idle_ttl_applied(seconds: int) -> None:
+    """Thread t1's last touch set its expiry `seconds` after it."""
+    thread = Thread.objects.get(thread_id="t1")
+    assert thread.expires_at is not None
+    assert thread.expires_at - thread.updated_at == timedelta(seconds=seconds)
+
+
 def test_a_ttl_changed_without_a_version_bump_is_applied(api: ApiClient) -> None:
     first_save(api)
     Thread.objects.filter(thread_id="t1").update(ttl_seconds=60)
     save(api, "second")
-    thread = Thread.objects.get(thread_id="t1")
-    assert thread.expires_at is not None
-    assert thread.expires_at - thread.updated_at == timedelta(seconds=60)
+    assert_idle_ttl_applied(60)
 
 
 def test_a_retry_of_an_earlier_checkpoint_is_answered_as_stored_and_touches_nothing(api: ApiClient) -> None:
