@@ -522,9 +522,15 @@ BAD_CURSORS = [
 ]
 
 
-@pytest.mark.parametrize("url", [CPS, "/api/v1/checkpoints/"])
+MESSAGES = "/api/v1/threads/t1/messages/"
+
+
+@pytest.mark.parametrize("url", [CPS, "/api/v1/checkpoints/", MESSAGES])
 @pytest.mark.parametrize("cursor", BAD_CURSORS)
 def test_it_refuses_bad_cursors(api: ApiClient, url: str, cursor: str) -> None:
+    if url == MESSAGES:  # the thread first: a missing one is a 404 whatever the cursor
+        appended = api.post(MESSAGES, {"messages": [{"role": "user", "content": "hi"}]})
+        assert appended.status_code == 201
     assert _field_error(api.get(url, {"cursor": cursor}), "cursor") == ["Invalid cursor."]
 
 
