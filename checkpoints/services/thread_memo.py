@@ -16,13 +16,12 @@ thread still has that last_message_seq (every append moves it), idle TTL and use
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from checkpoints.models import Checkpoint, Thread
 from checkpoints.models.copying import model_part
+from checkpoints.services import process_memory
 
 LIMIT = 4096  # threads remembered per process; the oldest is forgotten first
 
@@ -51,16 +50,6 @@ class Appended:
 
 _memo: dict[_Key, Remembered] = {}
 _appended: dict[tuple[int, str], Appended] = {}  # by workspace pk and thread_id
-_lock = threading.Lock()
-
-
-def _keep(memo: dict[Any, Any], key: Any, value: Any) -> None:
-    """Remember `value` under `key` as the newest entry, forgetting the oldest beyond LIMIT."""
-    with _lock:
-        memo.pop(key, None)
-        memo[key] = value
-        while len(memo) > LIMIT:
-            del memo[next(iter(memo))]
 
 
 def recall(workspace_pk: int, thread_id: str, namespace: str) -> Remembered | None:
@@ -69,15 +58,15 @@ def recall(workspace_pk: int, thread_id: str, namespace: str) -> Remembered | No
 
 def forget(workspace_pk: int, thread_id: str, namespace: str) -> None:
     """A write found the memo stale: the next one reads."""
-    with _lock:
-        _memo.pop((workspace_pk, thread_id, namespace), None)
+    process_memory.forget(_memo, [(workspace_pk, thread_id, namespace)])
 
 
 def remember(checkpoint: Checkpoint) -> None:
     """Remember the thread of a checkpoint just saved (and committed), with it as the namespace's head."""
     thread = checkpoint.thread
     remembered = Remembered(model_part(thread, _THREAD_FIELDS), model_part(checkpoint, _HEAD_FIELDS))
-    _keep(_memo, (checkpoint.workspace_id, thread.thread_id, checkpoint.namespace), remembered)
+    key = (checkpoint.workspace_id, thread.thread_id, checkpoint.namespace)
+    process_memory.keep_newest(_memo, [(key, remembered)], LIMIT)
 
 
 def appended(thread: Thread, last_message_at: datetime) -> Appended:
@@ -87,7 +76,8 @@ def appended(thread: Thread, last_message_at: datetime) -> Appended:
 
 def remember_append(memo: Appended) -> None:
     """Remember an append's thread once it committed."""
-    _keep(_appended, (memo.thread.workspace_id, memo.thread.thread_id), memo)
+    key = (memo.thread.workspace_id, memo.thread.thread_id)
+    process_memory.keep_newest(_appended, [(key, memo)], LIMIT)
 
 
 def recall_append(workspace_pk: int, thread_id: str) -> Appended | None:
@@ -96,12 +86,9 @@ def recall_append(workspace_pk: int, thread_id: str) -> Appended | None:
 
 def forget_append(workspace_pk: int, thread_id: str) -> None:
     """An append found the memo stale: the next one reads."""
-    with _lock:
-        _appended.pop((workspace_pk, thread_id), None)
+    process_memory.forget(_appended, [(workspace_pk, thread_id)])
 
 
 def forget_all() -> None:
     """Drop everything remembered (tests)."""
-    with _lock:
-        _memo.clear()
-        _appended.clear()
+    process_memory.forget_all(_memo, _appended)
