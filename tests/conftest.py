@@ -18,6 +18,7 @@ from rest_framework.test import APIClient
 from checkpoints.models import ApiKey, Workspace
 from checkpoints.services import checkpoint_reads, table_statistics, thread_memo
 from checkpoints.services.api_key_cache import api_keys_forget
+from checkpoints.services.stored_values import forget_sent_parts
 from checkpoints.services.workspaces import api_key_create
 from tests.factories import WorkspaceFactory
 
@@ -37,10 +38,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(autouse=True)
 def _fresh_cache() -> Iterator[None]:
-    """Each test starts with an empty cache (throttle counters, cached heads), no thread memo, and no key
-    remembered or subscription to key changes (an earlier test's failed attempt would wait RETRY_SECONDS)."""
+    """Each test starts with an empty cache (throttle counters, cached heads), no thread memo, no parts
+    remembered as sent, and no key remembered or subscription to key changes (an earlier test's failed
+    attempt would wait RETRY_SECONDS)."""
     cache.clear()
     thread_memo.forget_all()
+    forget_sent_parts()
     api_keys_forget()
     yield
 

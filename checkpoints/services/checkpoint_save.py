@@ -34,7 +34,14 @@ from checkpoints.models.copying import model_copy, model_new
 from checkpoints.packing import Packed
 from checkpoints.services import hot_sql, thread_memo
 from checkpoints.services.checkpoint_reads import checkpoint_compute_checksum
-from checkpoints.services.stored_values import all_parts, packed_documents, parts_to_store, stored_packed
+from checkpoints.services.stored_values import (
+    all_parts,
+    packed_documents,
+    parts_not_found,
+    parts_sent,
+    parts_to_store,
+    stored_packed,
+)
 from checkpoints.services.thread_rows import expires_after, thread_insert_if_missing, thread_touch_values
 
 
@@ -310,21 +317,27 @@ def save_encoded(
     packed = payloads.packed()
     seen = thread_seen(thread)
     thread_touch_values(thread, now=now, head_moved=True)
+    postgres = connection.vendor == "postgresql"
+    parts = parts_to_store(
+        workspace_id=workspace.pk,
+        parts=all_parts(packed),
+        now=timezone.now(),
+        skip_sent_lately=postgres and not connection.in_atomic_block,
+    )
     with stored_packed(checkpoint, packed):
         inserted = hot_sql.insert_checkpoint(
-            checkpoint,
-            thread_touched=(thread.updated_at, thread.expires_at),
-            thread_seen=seen,
-            parts=parts_to_store(workspace_id=workspace.pk, parts=all_parts(packed), now=timezone.now()),
+            checkpoint, thread_touched=(thread.updated_at, thread.expires_at), thread_seen=seen, parts=parts
         )
     if inserted is None:
+        parts_not_found(parts)
         raise context.changed(namespace)
     checkpoint.pk, checkpoint.message_seq = inserted
     # Stored: its state says so, as Model.save leaves it.
     checkpoint._state.adding = False
     checkpoint._state.db = connection.alias
-    if connection.vendor == "postgresql":  # once committed, the next write here may start from it
+    if postgres:  # once committed, the next write here may start from it, naming the parts it sent
         transaction.on_commit(functools.partial(thread_memo.remember, checkpoint))
+        transaction.on_commit(functools.partial(parts_sent, parts))
     return SaveResult(checkpoint, created=True)
 
 

@@ -101,18 +101,23 @@ class ThreadSeen(NamedTuple):
 _INSERT_FIELDS = [f for f in _fields(Checkpoint, with_pk=False) if f.attname != "message_seq"]
 _INSERT_COLUMNS = ", ".join([*(_column(f) for f in _INSERT_FIELDS), "message_seq"])
 _SAME = {"postgresql": "IS NOT DISTINCT FROM", "sqlite": "IS"}  # null-safe equality
-_TOUCH_IF_UNCHANGED = {
-    vendor: f"UPDATE {THREAD} SET updated_at = %s, expires_at = %s, state_version = state_version + 1 "  # nosec B608 # table and column names from the models; every value is bound
-    f"WHERE id = %s AND state_version = %s AND ttl_seconds {same} %s AND user_id {same} %s "
+_TOUCH = f"UPDATE {THREAD} SET updated_at = %s, expires_at = %s, state_version = state_version + 1 "  # nosec B608 # table and column names from the models; every value is bound
+_IF_UNCHANGED = {
+    vendor: f"WHERE id = %s AND state_version = %s AND ttl_seconds {same} %s AND user_id {same} %s "  # nosec B608 # table and column names from the models; every value is bound
     f"AND NOT EXISTS (SELECT 1 FROM {CHECKPOINT} c WHERE c.thread_id = %s AND c.namespace = %s "
-    "AND c.checkpoint_id = %s) RETURNING last_message_seq"
+    "AND c.checkpoint_id = %s) "
     for vendor, same in _SAME.items()
 }
-_TOUCH_AND_INSERT = (
-    f"WITH touched AS ({_TOUCH_IF_UNCHANGED['postgresql']}) INSERT INTO {CHECKPOINT} ({_INSERT_COLUMNS}) "  # nosec B608 # names from the models; values bound
+_TOUCHED = "RETURNING last_message_seq"
+_TOUCH_IF_UNCHANGED = {
+    vendor: f"{_TOUCH}{unchanged}{_TOUCHED}" for vendor, unchanged in _IF_UNCHANGED.items()
+}
+_INSERT_TOUCHED = (
+    f"INSERT INTO {CHECKPOINT} ({_INSERT_COLUMNS}) "  # nosec B608 # names from the models; values bound
     f"SELECT {', '.join(['%s'] * len(_INSERT_FIELDS))}, touched.last_message_seq FROM touched "
     "RETURNING id, message_seq"
 )
+_TOUCH_AND_INSERT = f"WITH touched AS ({_TOUCH_IF_UNCHANGED['postgresql']}) {_INSERT_TOUCHED}"
 _INSERT = (
     f"INSERT INTO {CHECKPOINT} ({_INSERT_COLUMNS}) "  # nosec B608 # names from the models; values bound
     f"VALUES ({', '.join(['%s'] * (len(_INSERT_FIELDS) + 1))}) RETURNING id, message_seq"
@@ -131,20 +136,35 @@ _STORE_PARTS = {
     f"ON CONFLICT (workspace_id, digest) DO UPDATE SET used_at = excluded.used_at WHERE {VALUE}.used_at < %s",
 }
 
+# A save names, without sending them, the parts its process sent lately (`Parts.known`; README, "Storage"):
+# it writes only if they are all still stored and it runs before `Parts.deadline` (by the database's clock,
+# read after any wait for the thread's lock), and nothing otherwise (the caller then sends them).
+_PARTS_KNOWN = (
+    f"AND (%s = 0 OR (clock_timestamp() < %s AND (SELECT count(*) FROM {VALUE} v "  # nosec B608 # names from the models; values bound
+    "WHERE v.workspace_id = %s AND v.digest = ANY(%s::bytea[])) = %s)) "
+)
 _STORE_PARTS_TOUCH_AND_INSERT = (
-    f"WITH parts AS ({_STORE_PARTS['postgresql']}), {_TOUCH_AND_INSERT.removeprefix('WITH ')}"
+    f"WITH parts AS ({_STORE_PARTS['postgresql']}), "
+    f"touched AS ({_TOUCH}{_IF_UNCHANGED['postgresql']}{_PARTS_KNOWN}{_TOUCHED}) {_INSERT_TOUCHED}"
 )
 
 
 @dataclass(frozen=True)
 class Parts:
     """Parts to store for a save: their texts by digest, marked as used at `used_at` unless used since
-    `stale`."""
+    `stale`; and the digests of those it names without sending them (`known`: PostgreSQL only), which it
+    may name only until `deadline`."""
 
     workspace_id: int
     texts: Mapping[bytes, str]
     used_at: datetime
     stale: datetime
+    known: tuple[bytes, ...] = ()
+    deadline: datetime | None = None
+
+    def known_params(self) -> list[Any]:
+        count = len(self.known)
+        return [count, self.deadline or self.used_at, self.workspace_id, list(self.known), count]
 
     def postgres_params(self) -> list[Any]:
         """The texts go as one JSON array: psycopg escapes each element of a text[] in Python (4 ms for
@@ -405,7 +425,8 @@ def insert_checkpoint(
     """Store the parts its packed documents name, touch the thread and insert the checkpoint if the thread is
     still as seen and the id is free: one statement on PostgreSQL, two or more on SQLite
     (no data-modifying CTEs; it runs inside the save's transaction). Returns the new primary key and
-    message_seq, or None if the thread changed (parts stored then are left to the collector)."""
+    message_seq, or None if the thread changed or a part named without its text (`parts.known`) is no longer
+    stored (parts stored then are left to the collector)."""
     values = adapted(checkpoint, _INSERT_PREPARED)
     updated_at, expires_at = thread_touched
     touch = [
@@ -419,13 +440,15 @@ def insert_checkpoint(
     ]
     with cursor() as c:
         if _postgres():
-            if parts is not None and parts.texts:
-                c.execute(_STORE_PARTS_TOUCH_AND_INSERT, [*parts.postgres_params(), *touch, *values])
+            if parts is not None and (parts.texts or parts.known):
+                params = [*parts.postgres_params(), *touch, *parts.known_params(), *values]
+                c.execute(_STORE_PARTS_TOUCH_AND_INSERT, params)
             else:
                 c.execute(_TOUCH_AND_INSERT, [*touch, *values])
             row = c.fetchone()
             return None if row is None else (int(row[0]), int(row[1]))
         if parts is not None:
+            assert not parts.known, "only PostgreSQL checks parts named without their text"
             store_parts(parts)
         c.execute(_TOUCH_IF_UNCHANGED["sqlite"], touch)
         touched = c.fetchone()

@@ -9,6 +9,12 @@ named when it looked and that no save used within the grace period, and the dele
 by row. So a part a save relies on is either kept, or deleted before the save's statement, which then
 stores it again. Other writers (copies, the conversion) store parts in the transaction that inserts or
 updates the rows naming them, which must commit within half the grace period.
+
+A save on PostgreSQL outside a transaction does not send the parts its process sent within a quarter of the
+grace period (`parts_to_store(..., skip_sent_lately=True)`): it names them, and its statement writes only if
+they are all still stored and it runs within a quarter of the grace period of the save's start. A part sent
+at `t` was left with `used_at >= t - grace/2`, so no collector that looks before the save commits can delete
+it before `t + grace/2`, later than that deadline (README, "Storage").
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from checkpoints.models import Checkpoint, StoredValue, Workspace
 from checkpoints.models.thread import ByteLength
 from checkpoints.models.value import PACKED_FIELDS
 from checkpoints.packing import MARK, PACK_MIN, Packed, digests, pack
-from checkpoints.services import hot_sql
+from checkpoints.services import hot_sql, process_memory
 
 logger = logging.getLogger(__name__)
 
@@ -41,9 +47,48 @@ def grace() -> timedelta:
     return timedelta(seconds=settings.CAIRN_VALUE_GRACE_SECONDS)
 
 
-def parts_to_store(*, workspace_id: int, parts: Mapping[bytes, str], now: datetime) -> hot_sql.Parts:
-    """The parts a save stores, marked as used at `now` unless a save did within half the grace period."""
-    return hot_sql.Parts(workspace_id=workspace_id, texts=parts, used_at=now, stale=now - grace() / 2)
+# The parts this process's saves sent, by workspace pk and digest: when (the `used_at` they were sent with,
+# once the statement committed). Bounded to the newest SENT_LIMIT.
+_sent: dict[tuple[int, bytes], datetime] = {}
+SENT_LIMIT = 16384
+
+
+def parts_to_store(
+    *, workspace_id: int, parts: Mapping[bytes, str], now: datetime, skip_sent_lately: bool = False
+) -> hot_sql.Parts:
+    """The parts a save stores, marked as used at `now` unless a save did within half the grace period.
+    With `skip_sent_lately`, those this process sent within a quarter of the grace period are only named
+    (`Parts.known`)."""
+    known: tuple[bytes, ...] = ()
+    if skip_sent_lately:
+        since = now - grace() / 4
+        known = tuple(digest for digest in parts if _sent.get((workspace_id, digest), since) > since)
+    texts = {digest: text for digest, text in parts.items() if digest not in known} if known else parts
+    return hot_sql.Parts(
+        workspace_id=workspace_id,
+        texts=texts,
+        used_at=now,
+        stale=now - grace() / 2,
+        known=known,
+        # Each was sent after `since`, so no collector can take it before `now + grace/4`.
+        deadline=now + grace() / 4 if known else None,
+    )
+
+
+def parts_sent(parts: hot_sql.Parts) -> None:
+    """Remember the parts a save's statement sent (call once it committed)."""
+    items = [((parts.workspace_id, digest), parts.used_at) for digest in parts.texts]
+    process_memory.keep_newest(_sent, items, SENT_LIMIT)
+
+
+def parts_not_found(parts: hot_sql.Parts) -> None:
+    """A save's statement wrote nothing (some part it only named may be gone): the next one sends them."""
+    process_memory.forget(_sent, [(parts.workspace_id, digest) for digest in parts.known])
+
+
+def forget_sent_parts() -> None:
+    """Drop what this process remembers of the parts it sent (tests)."""
+    process_memory.forget_all(_sent)
 
 
 def store_parts(*, workspace_id: int, parts: Mapping[bytes, str], now: datetime) -> None:
