@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -110,47 +110,49 @@ def test_a_statement_that_runs_past_its_deadline_writes_nothing_and_the_save_sen
     assert restore(api, created["checkpoint_id"]).json()["state"] == chat(40)
 
 
+def sent_ago(age: timedelta) -> datetime:
+    """Make this process remember every part it sent as sent `age` ago (the clock stays where it is: ids
+    made while travelling to the future would run ahead of the real clock for the rest of the run)."""
+    when = timezone.now() - age
+    stored_values._sent.update(dict.fromkeys(stored_values._sent, when))
+    return when
+
+
 def test_parts_sent_a_quarter_grace_period_ago_are_sent_again_and_marked_used(
     api: ApiClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    start = timezone.now()
-    with time_machine.travel(start, tick=False):
+    save(api, chat(40))
+    sent_ago(GRACE / 4 - timedelta(seconds=5))
+    with parts_of_each_insert(monkeypatch) as inserts:
         save(api, chat(40))
-    almost = start + GRACE / 4 - timedelta(seconds=1)
-    with time_machine.travel(almost, tick=False), parts_of_each_insert(monkeypatch) as inserts:
-        save(api, chat(40))
-    assert inserts[0].known and not inserts[0].texts
-    later = start + GRACE / 4 + timedelta(seconds=1)
-    with time_machine.travel(later, tick=False), parts_of_each_insert(monkeypatch) as inserts:
+    assert inserts[0].known and not inserts[0].texts  # named, and so not remembered as sent again
+    sent_at = sent_ago(GRACE / 4 + timedelta(seconds=1))
+    # The oldest mark a part sent then can have: its save left it used half a grace period before that.
+    StoredValue.objects.update(used_at=sent_at - GRACE / 2)
+    with parts_of_each_insert(monkeypatch) as inserts:
         created = save(api, chat(40))
     assert not inserts[0].known and inserts[0].texts
-    # Sent again, so marked as used now (the last mark is more than half a grace period old by then).
-    with time_machine.travel(start + GRACE, tick=False), parts_of_each_insert(monkeypatch) as inserts:
-        save(api, chat(40))
-    assert not inserts[0].known
-    assert set(StoredValue.objects.values_list("used_at", flat=True)) == {start + GRACE}
+    assert set(StoredValue.objects.values_list("used_at", flat=True)) == {inserts[0].used_at}
     assert restore(api, created["checkpoint_id"]).json()["state"] == chat(40)
 
 
 def test_the_collector_cannot_take_a_part_a_save_named_without_sending_it(
     api: ApiClient, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The latest a collector that looks before such a save commits can look, with the save committing
-    within a quarter of the grace period of starting (the README's bound), frees none of its parts."""
-    start = timezone.now()
-    with time_machine.travel(start, tick=False):
-        save(api, chat(40), thread="a")
+    """The latest a collector that looks before such a save commits can look (the save runs within a
+    quarter of the grace period of its start) frees none of its parts, however old their marks may be."""
+    save(api, chat(40), thread="a")
     assert api.delete("/api/v1/threads/a/").status_code == 204  # nothing names the parts now
     small_save(api, "b")
-    named_at = start + GRACE / 4 - timedelta(seconds=1)
-    with time_machine.travel(named_at, tick=False), parts_of_each_insert(monkeypatch) as inserts:
+    sent_at = sent_ago(GRACE / 4 - timedelta(seconds=5))
+    StoredValue.objects.update(used_at=sent_at - GRACE / 2)  # the oldest mark consistent with that
+    with parts_of_each_insert(monkeypatch) as inserts:
         created = save(api, chat(40), thread="b")
-    assert inserts[0].known and not inserts[0].texts
+    (parts,) = inserts
+    assert parts.known and not parts.texts and parts.deadline is not None
     named_digests = stored_values.named_digests
-    monkeypatch.setattr(
-        stored_values, "named_digests", lambda _pk: named_digests(_pk) - set(inserts[0].known)
-    )
-    freed = stored_values.values_collect(workspace=workspace, now=named_at + GRACE / 4)
+    monkeypatch.setattr(stored_values, "named_digests", lambda pk: named_digests(pk) - set(parts.known))
+    freed = stored_values.values_collect(workspace=workspace, now=parts.deadline)
     assert freed == {"values": 0, "bytes": 0}
     assert restore(api, created["checkpoint_id"], thread="b").json()["state"] == chat(40)
 
