@@ -337,7 +337,8 @@ def save_encoded(
     checkpoint._state.db = connection.alias
     if postgres:  # once committed, the next write here may start from it, naming the parts it sent
         transaction.on_commit(functools.partial(thread_memo.remember, checkpoint))
-        transaction.on_commit(functools.partial(parts_sent, parts))
+        if parts.texts:
+            transaction.on_commit(functools.partial(parts_sent, parts))
     return SaveResult(checkpoint, created=True)
 
 
