@@ -14,7 +14,7 @@ from django.db.models import Exists, F, OuterRef
 from django.db.models.functions import Coalesce, Least
 from django.utils import timezone
 
-from checkpoints.exceptions import Conflict, Gone
+from checkpoints.exceptions import Conflict, Gone, ValidationFailed
 from checkpoints.models import Checkpoint, PendingWrite, Thread, Workspace
 from checkpoints.services import hot_sql
 from checkpoints.services.audit import Actor, audit_record
@@ -33,12 +33,10 @@ from checkpoints.services.checkpoint_save import (
     checkpoint_save,
     encode_document,
     encode_payloads,
-    optimistic_then_locking,
     save_context,
     save_encoded,
-    thread_seen,
 )
-from checkpoints.services.thread_rows import expires_after, thread_touch, thread_touch_values
+from checkpoints.services.thread_rows import expires_after, thread_touch
 
 __all__ = [
     "UNSET",
@@ -222,7 +220,6 @@ def checkpoint_handoff(
     return handed
 
 
-@optimistic_then_locking
 def pending_writes_put(
     *,
     workspace: Workspace,
@@ -242,28 +239,40 @@ def pending_writes_put(
     with a negative idx (special channels: error, interrupt, resume, ...) replaces the one stored at the same
     (task_id, idx). `idx` defaults to the write's position in the list. Within one call, the first of
     several writes at one ordinary idx and the last at one special idx win.
+
+    On PostgreSQL outside a transaction the writes are one round trip (hot_sql.pending_writes_put). Where
+    that writes nothing (no such thread yet, another user's, an expired checkpoint), and on SQLite, they are
+    written in a transaction that locks the thread first, which creates it or refuses in the API's words.
     """
+    if not writes:
+        raise ValidationFailed("writes: give at least one write.")
     now = timezone.now()
-    context = save_context(
-        workspace=workspace,
-        thread_id=thread_id,
-        namespace=namespace,
-        now=now,
-        user_id=user_id,
-        want_head=False,
-        parent_id=None,
-        checkpoint_id=checkpoint_id,
-    )
-    thread = context.thread
-    if context.existing_pk is not None and not context.existing_live:
-        ensure_readable(Checkpoint.objects.get(pk=context.existing_pk), now)  # Gone, with its expiry
+    rows = _task_writes(writes, namespace, checkpoint_id, task_id, task_path, now)
+    if connection.vendor == "postgresql" and not connection.in_atomic_block:
+        stored = hot_sql.pending_writes_put(
+            rows, workspace=workspace.pk, thread_id=thread_id, user_id=user_id
+        )
+        if stored:
+            return _in_langgraph_order(stored)
+    with transaction.atomic():
+        return _pending_writes_put_locked(rows, workspace=workspace, thread_id=thread_id, user_id=user_id)
+
+
+def _task_writes(
+    writes: list[dict[str, Any]],
+    namespace: str,
+    checkpoint_id: str,
+    task_id: str,
+    task_path: str,
+    now: datetime,
+) -> list[PendingWrite]:
+    """The rows a task's writes store (their thread set by whoever stores them)."""
     by_idx: dict[int, PendingWrite] = {}
     for position, write in enumerate(writes):
         idx = write["idx"] if write.get("idx") is not None else position
         if idx >= 0 and idx in by_idx:
             continue
         by_idx[idx] = PendingWrite(
-            thread=thread,
             namespace=namespace,
             checkpoint_id=checkpoint_id,
             task_id=task_id,
@@ -274,17 +283,40 @@ def pending_writes_put(
             value=encode_document(f"writes[{position}].value", write["value"]),
             created_at=now,
         )
-    seen = thread_seen(thread)
-    touched = thread_touch_values(thread, now=now)
-    stored = hot_sql.pending_writes_put(
-        list(by_idx.values()), thread_touched=(now, thread.expires_at), thread_seen=seen
+    return list(by_idx.values())
+
+
+def _in_langgraph_order(writes: list[PendingWrite]) -> list[PendingWrite]:
+    return sorted(writes, key=lambda w: (w.task_path, w.task_id, w.idx))
+
+
+def _pending_writes_put_locked(
+    rows: list[PendingWrite], *, workspace: Workspace, thread_id: str, user_id: str | None
+) -> list[PendingWrite]:
+    first = rows[0]
+    now = first.created_at
+    context = save_context(
+        workspace=workspace,
+        thread_id=thread_id,
+        namespace=first.namespace,
+        now=now,
+        user_id=user_id,
+        want_head=False,
+        parent_id=None,
+        checkpoint_id=first.checkpoint_id,
     )
-    if stored == [] and not connection.in_atomic_block:
-        raise context.changed(namespace)  # write them again, from a read, then locking the thread
-    if stored is not None:
-        return sorted(stored, key=lambda w: (w.task_path, w.task_id, w.idx))
-    special = [row for row in by_idx.values() if row.idx < 0]
-    ordinary = [row for row in by_idx.values() if row.idx >= 0]
+    thread = context.thread
+    if context.existing_pk is not None and not context.existing_live:
+        ensure_readable(Checkpoint.objects.get(pk=context.existing_pk), now)  # Gone, with its expiry
+    if connection.vendor == "postgresql":
+        stored = hot_sql.pending_writes_put(
+            rows, workspace=workspace.pk, thread_id=thread_id, user_id=user_id
+        )
+        return _in_langgraph_order(stored)
+    for row in rows:
+        row.thread = thread
+    special = [row for row in rows if row.idx < 0]
+    ordinary = [row for row in rows if row.idx >= 0]
     if special:
         PendingWrite.objects.bulk_create(
             special,
@@ -294,7 +326,7 @@ def pending_writes_put(
         )
     if ordinary:
         PendingWrite.objects.bulk_create(ordinary, ignore_conflicts=True)
-    Thread.objects.filter(pk=thread.pk).update(**touched)
+    thread_touch(thread, now=now)
     return pending_writes_for(
-        thread=thread, namespace=namespace, checkpoint_id=checkpoint_id, task_id=task_id
+        thread=thread, namespace=first.namespace, checkpoint_id=first.checkpoint_id, task_id=first.task_id
     )

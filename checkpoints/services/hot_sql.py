@@ -459,24 +459,29 @@ def insert_checkpoint(
         return int(row[0]), int(row[1])
 
 
+# A thread's idle expiry after a write at %(now)s, read from the row being updated: `expires_after` of
+# checkpoints.services.thread_rows (None or 0: never), for a statement that does not know the thread's TTL.
+_THREAD_EXPIRES_AT = "CASE WHEN t.ttl_seconds > 0 THEN %(now)s + t.ttl_seconds * interval '1 second' END"
+
 # A task's pending writes, stored in one statement: ordinary writes (idx >= 0) kept as first written, special
 # ones (idx < 0) replacing the stored one, the thread touched; it answers with what is now stored for the
-# task (the rows it wrote, and the snapshot's rows it did not replace). Like a save's second statement, it
-# writes only if the thread is still as the first statement read it (the same state_version and idle TTL:
-# an expiry of the writes' checkpoint bumps it), and answers nothing otherwise.
+# task (the rows it wrote, and the rows it did not replace). It writes only if the thread exists in the
+# workspace, is the given user's (if one is given), and the writes' checkpoint, if it exists, is readable;
+# it answers nothing otherwise.
+_THREAD_BY_ID = "t.workspace_id = %(workspace)s AND t.thread_id = %(thread_id)s"
+_LOCK_THREAD = f"SELECT 1 FROM {THREAD} t WHERE {_THREAD_BY_ID} FOR NO KEY UPDATE"  # nosec B608 # names from the models; values bound
 _WRITE_COLUMNS = (
     "thread_id, namespace, checkpoint_id, task_id, task_path, idx, channel, type, value, created_at"
 )
 _WRITE_KEY = "thread_id, namespace, checkpoint_id, task_id, idx"
 _INCOMING = (
-    "SELECT %(thread)s, %(namespace)s, %(checkpoint_id)s, %(task_id)s, %(task_path)s, w.idx, w.channel, "
+    "SELECT touched.id, %(namespace)s, %(checkpoint_id)s, %(task_id)s, %(task_path)s, w.idx, w.channel, "
     "w.type, w.value, %(now)s FROM incoming w CROSS JOIN touched"
 )
 _PENDING_WRITES_PUT = (
-    f"WITH touched AS (UPDATE {THREAD} SET updated_at = %(updated_at)s, expires_at = %(expires_at)s "  # nosec B608 # names from the models; values bound
-    "WHERE id = %(thread)s AND state_version = %(seen_version)s "
-    "AND ttl_seconds IS NOT DISTINCT FROM %(seen_ttl)s AND user_id IS NOT DISTINCT FROM %(seen_user)s "
-    "RETURNING id), "
+    f"WITH touched AS (UPDATE {THREAD} t SET updated_at = %(now)s, expires_at = {_THREAD_EXPIRES_AT} "  # nosec B608 # names from the models; values bound
+    f"WHERE {_THREAD_BY_ID} AND t.user_id IS NOT DISTINCT FROM coalesce(%(user_id)s, t.user_id) "
+    f"AND NOT EXISTS (SELECT 1 {_NAMED} = %(checkpoint_id)s AND NOT ({LIVE})) RETURNING t.id), "
     "incoming AS (SELECT * FROM unnest(%(idx)s::int[], %(channel)s::text[], %(type)s::text[], "
     "%(value)s::text[]) AS w(idx, channel, type, value)), "
     f"ordinary AS (INSERT INTO {PENDING_WRITE} ({_WRITE_COLUMNS}) {_INCOMING} WHERE w.idx >= 0 "
@@ -487,40 +492,45 @@ _PENDING_WRITES_PUT = (
     f"RETURNING {columns(PendingWrite, PENDING_WRITE)}) "
     "SELECT * FROM ordinary UNION ALL SELECT * FROM special UNION ALL "
     f"SELECT {columns(PendingWrite, 'p')} FROM {PENDING_WRITE} p CROSS JOIN touched "
-    "WHERE p.thread_id = %(thread)s AND p.namespace = %(namespace)s AND p.checkpoint_id = %(checkpoint_id)s "
+    "WHERE p.thread_id = touched.id AND p.namespace = %(namespace)s AND p.checkpoint_id = %(checkpoint_id)s "
     "AND p.task_id = %(task_id)s AND p.idx NOT IN (SELECT idx FROM special)"
 )
 
 
 def pending_writes_put(
-    rows: list[PendingWrite], *, thread_touched: tuple[Any, Any], thread_seen: ThreadSeen
-) -> list[PendingWrite] | None:
-    """On PostgreSQL: store a task's writes (all of one thread, namespace, checkpoint and task) and touch
-    the thread in one statement, if the thread is still as seen;
-    returns what is now stored for the task, unordered (empty: the thread changed, nothing was written).
-    Elsewhere: None (the caller stores them through the ORM)."""
-    if not _postgres() or not rows:
-        return None
-    first = rows[0]
+    rows: list[PendingWrite], *, workspace: int, thread_id: str, user_id: str | None
+) -> list[PendingWrite]:
+    """On PostgreSQL: store a task's writes (all of one namespace, checkpoint and task) and touch their
+    thread in one statement; returns what is now stored for the task, unordered (empty: nothing was
+    written, see above).
+
+    Outside a transaction, the statement runs in one transaction after one that takes the thread's row
+    lock, both sent at once (psycopg's pipeline: one round trip). So its snapshot is taken once no other
+    write holds the thread: every write that expires a checkpoint locks its thread first (README,
+    "Concurrency"), so a checkpoint expired by then is seen expired, and one expired later waits for these
+    writes. Inside a transaction the caller holds the lock already."""
     params = {
-        "thread": first.thread_id,
-        "namespace": first.namespace,
-        "checkpoint_id": first.checkpoint_id,
-        "task_id": first.task_id,
-        "task_path": first.task_path,
-        "now": first.created_at,
+        "workspace": workspace,
+        "thread_id": thread_id,
+        "user_id": user_id,
+        "namespace": rows[0].namespace,
+        "checkpoint_id": rows[0].checkpoint_id,
+        "task_id": rows[0].task_id,
+        "task_path": rows[0].task_path,
+        "now": rows[0].created_at,
         "idx": [row.idx for row in rows],
         "channel": [row.channel for row in rows],
         "type": [row.type for row in rows],
         "value": [row.value for row in rows],
-        "updated_at": thread_touched[0],
-        "expires_at": thread_touched[1],
-        "seen_version": thread_seen.state_version,
-        "seen_ttl": thread_seen.ttl_seconds,
-        "seen_user": thread_seen.user_id,
     }
+    db = connections[DEFAULT_DB_ALIAS]
     with cursor() as c:
-        c.execute(_PENDING_WRITES_PUT, params)
+        if db.in_atomic_block:
+            c.execute(_PENDING_WRITES_PUT, params)
+        else:
+            with db.wrap_database_errors, db.connection.pipeline():
+                c.execute(_LOCK_THREAD, params)
+                c.execute(_PENDING_WRITES_PUT, params)
         return [load(PendingWrite, row) for row in c.fetchall()]
 
 

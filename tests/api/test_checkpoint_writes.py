@@ -7,15 +7,17 @@ from typing import Any
 
 import pytest
 
+from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import PendingWrite, Thread, Workspace
 from checkpoints.services.audit import Actor
 from checkpoints.services.checkpoint_reads import checkpoint_get
-from checkpoints.services.checkpoints import checkpoint_expire
+from checkpoints.services.checkpoints import checkpoint_expire, pending_writes_put
 from tests.api.errors import assert_not_found
 from tests.conftest import ApiClient
 from tests.factories import make_checkpoint
 
-pytestmark = pytest.mark.django_db
+# Outside a transaction: on PostgreSQL the writes take their one-round-trip path (services.checkpoints).
+pytestmark = pytest.mark.django_db(transaction=True)
 
 WRITES = "/api/v1/threads/t1/checkpoints/c1/writes/"
 
@@ -131,3 +133,17 @@ def test_it_answers_404_for_the_writes_of_an_unknown_thread(api: ApiClient) -> N
 def test_it_lists_no_writes_for_a_checkpoint_without_any(api: ApiClient, workspace: Workspace) -> None:
     make_checkpoint(workspace, "t1", checkpoint_id="c1")
     assert api.get(WRITES).json() == {"results": [], "next": None, "previous": None}
+
+
+def test_the_service_refuses_a_task_without_writes(workspace: Workspace) -> None:
+    with pytest.raises(ValidationFailed):
+        pending_writes_put(
+            workspace=workspace,
+            thread_id="t1",
+            namespace="",
+            checkpoint_id="c1",
+            task_id="task",
+            task_path="",
+            writes=[],
+        )
+    assert not Thread.objects.exists()

@@ -1,6 +1,6 @@
-"""A save or pending write on a thread this process saved into last decides from its memo of the thread and
-is one statement, which writes only if the thread is still as remembered (docs/architecture.md, "The hot
-path"). Here the memo is made stale the ways it can be: another process's save, an edit that bumps nothing,
+"""A save on a thread this process saved into last decides from its memo of the thread and is one
+statement, which writes only if the thread is still as remembered (docs/architecture.md, "The hot path").
+Here the memo is made stale the ways it can be: another process's save, an edit that bumps nothing,
 a deleted thread, expiry by time, an id taken earlier. Each time the write must come out as if it had read."""
 
 from __future__ import annotations
@@ -154,20 +154,6 @@ def test_a_save_into_a_thread_deleted_and_created_again_starts_a_new_lineage(api
     assert response.json()["parent_id"] == "reborn"
     stored = Checkpoint.objects.order_by("id").values_list("checkpoint_id", flat=True)
     assert list(stored) == ["reborn", "next"]
-
-
-def test_pending_writes_for_the_remembered_head_are_one_statement(api: ApiClient) -> None:
-    first_save(api)
-    with statements() as seen:
-        response = api.post(f"{CPS}first/writes/", task_writes("hello"))
-    assert response.status_code == 201, response.json()
-    assert [s["sql"].split()[0] for s in seen] == ["WITH"]
-    assert PendingWrite.objects.get().value == '"hello"'
-
-    save(api, "second")
-    with statements() as seen:  # an earlier checkpoint: the memo cannot say it is readable, so it reads
-        assert api.post(f"{CPS}first/writes/", task_writes("again")).status_code == 201
-    assert [s["sql"].split()[0] for s in seen] == ["SELECT", "WITH"]
 
 
 def test_pending_writes_after_another_process_expired_the_head_are_refused(api: ApiClient) -> None:
