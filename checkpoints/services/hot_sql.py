@@ -482,8 +482,8 @@ _PENDING_WRITES_PUT = (
     f"WITH touched AS (UPDATE {THREAD} t SET updated_at = %(now)s, expires_at = {_THREAD_EXPIRES_AT} "  # nosec B608 # names from the models; values bound
     f"WHERE {_THREAD_BY_ID} AND t.user_id IS NOT DISTINCT FROM coalesce(%(user_id)s, t.user_id) "
     f"AND NOT EXISTS (SELECT 1 {_NAMED} = %(checkpoint_id)s AND NOT ({LIVE})) RETURNING t.id), "
-    "incoming AS (SELECT * FROM unnest(%(idx)s::int[], %(channel)s::text[], %(type)s::text[], "
-    "%(value)s::text[]) AS w(idx, channel, type, value)), "
+    "incoming AS (SELECT * FROM json_to_recordset(%(writes)s::json) AS w(idx int, channel text, type text, "
+    "value text)), "
     f"ordinary AS (INSERT INTO {PENDING_WRITE} ({_WRITE_COLUMNS}) {_INCOMING} WHERE w.idx >= 0 "
     f"ON CONFLICT ({_WRITE_KEY}) DO NOTHING RETURNING {columns(PendingWrite, PENDING_WRITE)}), "
     f"special AS (INSERT INTO {PENDING_WRITE} ({_WRITE_COLUMNS}) {_INCOMING} WHERE w.idx < 0 "
@@ -518,10 +518,11 @@ def pending_writes_put(
         "task_id": rows[0].task_id,
         "task_path": rows[0].task_path,
         "now": rows[0].created_at,
-        "idx": [row.idx for row in rows],
-        "channel": [row.channel for row in rows],
-        "type": [row.type for row in rows],
-        "value": [row.value for row in rows],
+        # One JSON text, not four arrays: psycopg escapes every element of a text array in Python.
+        "writes": json.dumps(
+            [{"idx": r.idx, "channel": r.channel, "type": r.type, "value": r.value} for r in rows],
+            ensure_ascii=False,
+        ),
     }
     db = connections[DEFAULT_DB_ALIAS]
     with cursor() as c:

@@ -50,6 +50,18 @@ def test_it_stores_writes_before_the_checkpoint_exists(api: ApiClient, workspace
     assert _listed(api) == [("", "task-a", 0, "messages", {"m": 1}), ("", "task-a", 1, "x", None)]
 
 
+def test_it_stores_every_character_a_value_or_channel_may_hold_exactly(api: ApiClient) -> None:
+    value = {"nul": "a\x00b", "quote": 'say "hi"', "backslash": "C:\\x\\u0000", "emoji": "😀", "tab": "\t\n"}
+    channel = 'ch "q" \\ é'
+    _put(api, "prime", [{"channel": "x", "value": 0}])  # the thread exists: the writes' one-round-trip path
+    response = _put(api, "task", [{"channel": channel, "value": value, "type": 'ty"pe'}])
+    assert response.status_code == 201, response.json()
+    assert [(w["channel"], w["value"], w["type"]) for w in response.json()["results"]] == [
+        (channel, value, 'ty"pe')
+    ]
+    assert ("", "task", 0, channel, value) in _listed(api)
+
+
 def test_it_keeps_the_first_ordinary_write_and_replaces_special_ones(api: ApiClient) -> None:
     _put(
         api,
