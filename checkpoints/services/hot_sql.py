@@ -506,9 +506,9 @@ def pending_writes_put(
 
     Outside a transaction, the statement runs in one transaction after one that takes the thread's row
     lock, both sent at once (psycopg's pipeline: one round trip). So its snapshot is taken once no other
-    write holds the thread: every write that expires a checkpoint locks its thread first (README,
-    "Concurrency"), so a checkpoint expired by then is seen expired, and one expired later waits for these
-    writes. Inside a transaction the caller holds the lock already."""
+    write holds the thread: every write that expires a checkpoint locks its thread first
+    (docs/architecture.md, "Data model invariants"), so a checkpoint expired by then is seen expired, and
+    one expired later waits for these writes. Inside a transaction the caller holds the lock already."""
     params = {
         "workspace": workspace,
         "thread_id": thread_id,

@@ -1,6 +1,7 @@
-"""PostgreSQL crashes and restarts under write load, behind a live gunicorn: clients get 503 `unavailable`
-(never a 500) while it is down, the SDK's retries carry its saves through, every write that got a 2xx is in
-the database afterwards, and the web server recovers without being restarted."""
+"""PostgreSQL crashes and restarts under write load (saves and pending writes), behind a live gunicorn:
+clients get 503 `unavailable` (never a 500) while it is down, the SDK's retries carry its saves through,
+every write that got a 2xx is in the database afterwards, and the web server recovers without being
+restarted."""
 
 from __future__ import annotations
 
@@ -36,15 +37,31 @@ def stored_ids(database_url: str) -> list[str]:
         return [row[0] for row in conn.execute("SELECT checkpoint_id FROM checkpoints_checkpoint").fetchall()]
 
 
+def stored_write_ids(database_url: str) -> list[str]:
+    with psycopg.connect(database_url) as conn:
+        return [
+            row[0] for row in conn.execute("SELECT checkpoint_id FROM checkpoints_pendingwrite").fetchall()
+        ]
+
+
+def outcome(name: str, response: httpx.Response) -> Outcome:
+    code = response.json()["error"]["code"] if response.status_code >= 400 else None
+    return Outcome(name, response.status_code, code, time.monotonic())
+
+
 def write_until(stop: threading.Event, api: httpx.Client, writer: int, outcomes: list[Outcome]) -> None:
+    """Save, then store a task's pending writes for that checkpoint (their own one-round-trip path: the
+    thread's lock and the write pipelined), until stopped."""
     n = 0
     while not stop.is_set():
         checkpoint_id = f"w{writer}-{n}"
         n += 1
         body = {"checkpoint_id": checkpoint_id, "agent_id": "load", "state": {"n": n, "pad": "x" * 500}}
         response = api.post(f"threads/load-{writer}/checkpoints/?include_state=false", json=body)
-        code = response.json()["error"]["code"] if response.status_code >= 400 else None
-        outcomes.append(Outcome(checkpoint_id, response.status_code, code, time.monotonic()))
+        outcomes.append(outcome(checkpoint_id, response))
+        writes = {"task_id": "task", "writes": [{"channel": "c", "value": n}]}
+        response = api.post(f"threads/load-{writer}/checkpoints/{checkpoint_id}/writes/", json=writes)
+        outcomes.append(outcome(f"writes:{checkpoint_id}", response))
 
 
 def test_it_answers_503_during_a_crash_restart_and_loses_no_acknowledged_write(
@@ -81,7 +98,11 @@ def test_it_answers_503_during_a_crash_restart_and_loses_no_acknowledged_write(
     assert any(o.status == 201 for o in outcomes if o.at < back), "no write succeeded before the restart"
     assert sum(o.status == 201 for o in outcomes if o.at > back + 1) >= WRITERS, "the server did not recover"
     acknowledged = {o.checkpoint_id for o in outcomes if o.status == 201}
-    assert acknowledged <= set(stored_ids(database_url)), "a write answered 201 is missing"
+    saves = {name for name in acknowledged if not name.startswith("writes:")}
+    assert saves <= set(stored_ids(database_url)), "a save answered 201 is missing"
+    writes = {name.removeprefix("writes:") for name in acknowledged - saves}
+    assert writes, "no pending writes were stored"
+    assert writes <= set(stored_write_ids(database_url)), "pending writes answered 201 are missing"
 
     # Recovered for good: every worker serves reads and writes again (no web server restart).
     api = clients[0]
