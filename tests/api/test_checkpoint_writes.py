@@ -159,3 +159,24 @@ def test_the_service_refuses_a_task_without_writes(workspace: Workspace) -> None
             writes=[],
         )
     assert not Thread.objects.exists()
+
+
+def test_another_workspaces_writes_under_the_same_ids_land_in_its_own_thread(
+    api: ApiClient, other_api: ApiClient, workspace: Workspace
+) -> None:
+    _put(api, "task", [{"channel": "a", "value": "acme's"}])
+    response = _put(other_api, "task", [{"channel": "a", "value": "theirs"}])
+    assert response.status_code == 201, response.json()
+    assert [w["value"] for w in response.json()["results"]] == ["theirs"]
+    assert _listed(api) == [("", "task", 0, "a", "acme's")]
+    assert _listed(other_api) == [("", "task", 0, "a", "theirs")]
+    assert Thread.objects.filter(thread_id="t1").count() == 2
+    assert PendingWrite.objects.filter(thread__workspace=workspace).count() == 1
+
+
+def test_writes_into_another_users_thread_are_404_and_store_nothing(api: ApiClient) -> None:
+    assert _put(api, "task", [{"channel": "a", "value": 1}], url=f"{WRITES}?user_id=alice").status_code == 201
+    response = _put(api, "task", [{"channel": "a", "value": 2}], url=f"{WRITES}?user_id=bob")
+    assert_not_found(response, "Thread 't1' not found.")
+    assert [w.value for w in PendingWrite.objects.all()] == ["1"]
+    assert Thread.objects.get(thread_id="t1").user_id == "alice"
