@@ -71,6 +71,9 @@ HOT_ROUTES = (
     HotRoute("api:thread-checkpoints", ("thread_id",), "GET"),  # the timeline
     HotRoute("api:langgraph-checkpoint-save", ("thread_id",), "POST"),  # LangGraph's put
     HotRoute("api:checkpoint-writes", ("thread_id", "checkpoint_id"), "POST"),  # LangGraph's put_writes
+    # Several tasks' put_writes. A refusal may follow tasks already stored; DRF's second run stores those
+    # again with the same values (writes are idempotent) and meets the same refusal.
+    HotRoute("api:langgraph-writes", ("thread_id",), "POST"),
     HotRoute("api:langgraph-checkpoints", (), "GET"),  # LangGraph's get_tuple and list
     HotRoute("api:thread-messages", ("thread_id",), "POST"),  # append messages
     HotRoute("api:thread-messages", ("thread_id",), "GET"),  # read them back

@@ -66,6 +66,9 @@ urlpatterns += [
         lg.LangGraphCheckpointSaveView.as_view(),
         name="langgraph-checkpoint-save",
     ),
+    path(
+        "langgraph/threads/<cid:thread_id>/writes/", lg.LangGraphWritesView.as_view(), name="langgraph-writes"
+    ),
     path("langgraph/runs/delete/", lg.LangGraphRunsDeleteView.as_view(), name="langgraph-runs-delete"),
 ]
 # Medallions (README, "Medallions").

@@ -6,6 +6,7 @@ Every write locks the thread row first, so it is ordered against every other wri
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -244,46 +245,64 @@ def pending_writes_put(
     that writes nothing (no such thread yet, another user's, an expired checkpoint), and on SQLite, they are
     written in a transaction that locks the thread first, which creates it or refuses in the API's words.
     """
-    if not writes:
-        raise ValidationFailed("writes: give at least one write.")
-    now = timezone.now()
-    rows = _task_writes(writes, namespace, checkpoint_id, task_id, task_path, now)
-    if connection.vendor == "postgresql" and not connection.in_atomic_block:
-        stored = hot_sql.pending_writes_put(
-            rows, workspace=workspace.pk, thread_id=thread_id, user_id=user_id
-        )
-        if stored:
-            return _in_langgraph_order(stored)
+    task = {
+        "namespace": namespace,
+        "checkpoint_id": checkpoint_id,
+        "task_id": task_id,
+        "task_path": task_path,
+        "writes": writes,
+    }
+    rows = pending_writes_rows([task], timezone.now(), where="")
+    stored = pending_writes_put_at_once(rows, workspace=workspace, thread_id=thread_id, user_id=user_id)
+    if stored:
+        return _in_langgraph_order(stored)
     with transaction.atomic():
         return _pending_writes_put_locked(rows, workspace=workspace, thread_id=thread_id, user_id=user_id)
 
 
-def _task_writes(
-    writes: list[dict[str, Any]],
-    namespace: str,
-    checkpoint_id: str,
-    task_id: str,
-    task_path: str,
-    now: datetime,
+def pending_writes_put_at_once(
+    rows: list[PendingWrite], *, workspace: Workspace, thread_id: str, user_id: str | None
 ) -> list[PendingWrite]:
-    """The rows a task's writes store (their thread set by whoever stores them)."""
-    by_idx: dict[int, PendingWrite] = {}
-    for position, write in enumerate(writes):
-        idx = write["idx"] if write.get("idx") is not None else position
-        if idx >= 0 and idx in by_idx:
-            continue
-        by_idx[idx] = PendingWrite(
-            namespace=namespace,
-            checkpoint_id=checkpoint_id,
-            task_id=task_id,
-            task_path=task_path,
-            idx=idx,
-            channel=write["channel"],
-            type=write.get("type") or "",
-            value=encode_document(f"writes[{position}].value", write["value"]),
-            created_at=now,
-        )
-    return list(by_idx.values())
+    """The rows of one or more tasks (`pending_writes_rows`) stored in one round trip, where that can be
+    (PostgreSQL, outside a transaction): what is now stored for those tasks. Empty where it wrote nothing
+    (no such thread yet, another user's, an expired checkpoint) or cannot: the caller then stores each task
+    with `pending_writes_put`, which creates the thread or refuses in the API's words."""
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        return []
+    return hot_sql.pending_writes_put(rows, workspace=workspace.pk, thread_id=thread_id, user_id=user_id)
+
+
+def pending_writes_rows(
+    tasks: Sequence[Mapping[str, Any]], now: datetime, *, where: str
+) -> list[PendingWrite]:
+    """The rows tasks' writes store (their thread set by whoever stores them): each task's `namespace`,
+    `checkpoint_id`, `task_id`, `task_path` and `writes`, in order. As if each task were stored in turn: of
+    several writes at one ordinary idx of a task the first wins, at one special idx the last. `where` names
+    the tasks in errors, formatted with each task's position ("" for one task; "tasks[{}]." in a batch).
+    `namespace` and `task_path` may be left out (the root namespace; no path)."""
+    by_key: dict[tuple[str, str, str, int], PendingWrite] = {}
+    for number, task in enumerate(tasks):
+        task_where = where.format(number)
+        if not task["writes"]:
+            raise ValidationFailed(f"{task_where}writes: give at least one write.")
+        for position, write in enumerate(task["writes"]):
+            idx = write["idx"] if write.get("idx") is not None else position
+            namespace = task.get("namespace", "")
+            key = (namespace, task["checkpoint_id"], task["task_id"], idx)
+            if idx >= 0 and key in by_key:
+                continue
+            by_key[key] = PendingWrite(
+                namespace=namespace,
+                checkpoint_id=task["checkpoint_id"],
+                task_id=task["task_id"],
+                task_path=task.get("task_path", ""),
+                idx=idx,
+                channel=write["channel"],
+                type=write.get("type") or "",
+                value=encode_document(f"{task_where}writes[{position}].value", write["value"]),
+                created_at=now,
+            )
+    return list(by_key.values())
 
 
 def _in_langgraph_order(writes: list[PendingWrite]) -> list[PendingWrite]:

@@ -463,27 +463,30 @@ def insert_checkpoint(
 # checkpoints.services.thread_rows (None or 0: never), for a statement that does not know the thread's TTL.
 _THREAD_EXPIRES_AT = "CASE WHEN t.ttl_seconds > 0 THEN %(now)s + t.ttl_seconds * interval '1 second' END"
 
-# A task's pending writes, stored in one statement: ordinary writes (idx >= 0) kept as first written, special
+# Tasks' pending writes, stored in one statement: ordinary writes (idx >= 0) kept as first written, special
 # ones (idx < 0) replacing the stored one, the thread touched; it answers with what is now stored for the
-# task (the rows it wrote, and the rows it did not replace). It writes only if the thread exists in the
-# workspace, is the given user's (if one is given), and the writes' checkpoint, if it exists, is readable;
-# it answers nothing otherwise.
+# tasks (the rows it wrote, and the rows it did not replace). It writes only if the thread exists in the
+# workspace, is the given user's (if one is given), and every checkpoint the writes name, if it exists, is
+# readable; it answers nothing otherwise. Each row names its namespace, checkpoint and task.
 _THREAD_BY_ID = "t.workspace_id = %(workspace)s AND t.thread_id = %(thread_id)s"
 _LOCK_THREAD = f"SELECT 1 FROM {THREAD} t WHERE {_THREAD_BY_ID} FOR NO KEY UPDATE"  # nosec B608 # names from the models; values bound
 _WRITE_COLUMNS = (
     "thread_id, namespace, checkpoint_id, task_id, task_path, idx, channel, type, value, created_at"
 )
 _WRITE_KEY = "thread_id, namespace, checkpoint_id, task_id, idx"
+_TASK = "namespace, checkpoint_id, task_id"
 _INCOMING = (
-    "SELECT touched.id, %(namespace)s, %(checkpoint_id)s, %(task_id)s, %(task_path)s, w.idx, w.channel, "
-    "w.type, w.value, %(now)s FROM incoming w CROSS JOIN touched"
+    "SELECT touched.id, w.namespace, w.checkpoint_id, w.task_id, w.task_path, w.idx, w.channel, w.type, "
+    "w.value, %(now)s FROM incoming w CROSS JOIN touched"
 )
 _PENDING_WRITES_PUT = (
-    f"WITH touched AS (UPDATE {THREAD} t SET updated_at = %(now)s, expires_at = {_THREAD_EXPIRES_AT} "  # nosec B608 # names from the models; values bound
+    "WITH incoming AS (SELECT * FROM json_to_recordset(%(writes)s::json) AS w(namespace text, "
+    "checkpoint_id text, task_id text, task_path text, idx int, channel text, type text, value text)), "
+    f"touched AS (UPDATE {THREAD} t SET updated_at = %(now)s, expires_at = {_THREAD_EXPIRES_AT} "  # nosec B608 # names from the models; values bound
     f"WHERE {_THREAD_BY_ID} AND t.user_id IS NOT DISTINCT FROM coalesce(%(user_id)s, t.user_id) "
-    f"AND NOT EXISTS (SELECT 1 {_NAMED} = %(checkpoint_id)s AND NOT ({LIVE})) RETURNING t.id), "
-    "incoming AS (SELECT * FROM json_to_recordset(%(writes)s::json) AS w(idx int, channel text, type text, "
-    "value text)), "
+    f"AND NOT EXISTS (SELECT 1 FROM {CHECKPOINT} c WHERE c.thread_id = t.id "
+    "AND (c.namespace, c.checkpoint_id) IN (SELECT namespace, checkpoint_id FROM incoming) "
+    f"AND NOT ({LIVE})) RETURNING t.id), "
     f"ordinary AS (INSERT INTO {PENDING_WRITE} ({_WRITE_COLUMNS}) {_INCOMING} WHERE w.idx >= 0 "
     f"ON CONFLICT ({_WRITE_KEY}) DO NOTHING RETURNING {columns(PendingWrite, PENDING_WRITE)}), "
     f"special AS (INSERT INTO {PENDING_WRITE} ({_WRITE_COLUMNS}) {_INCOMING} WHERE w.idx < 0 "
@@ -492,17 +495,17 @@ _PENDING_WRITES_PUT = (
     f"RETURNING {columns(PendingWrite, PENDING_WRITE)}) "
     "SELECT * FROM ordinary UNION ALL SELECT * FROM special UNION ALL "
     f"SELECT {columns(PendingWrite, 'p')} FROM {PENDING_WRITE} p CROSS JOIN touched "
-    "WHERE p.thread_id = touched.id AND p.namespace = %(namespace)s AND p.checkpoint_id = %(checkpoint_id)s "
-    "AND p.task_id = %(task_id)s AND p.idx NOT IN (SELECT idx FROM special)"
+    f"WHERE p.thread_id = touched.id AND ({_TASK}) IN (SELECT {_TASK} FROM incoming) "
+    f"AND ({_TASK}, idx) NOT IN (SELECT {_TASK}, idx FROM special)"
 )
 
 
 def pending_writes_put(
     rows: list[PendingWrite], *, workspace: int, thread_id: str, user_id: str | None
 ) -> list[PendingWrite]:
-    """On PostgreSQL: store a task's writes (all of one namespace, checkpoint and task) and touch their
-    thread in one statement; returns what is now stored for the task, unordered (empty: nothing was
-    written, see above).
+    """On PostgreSQL: store tasks' writes (at most one row per task and idx) and touch their thread in one
+    statement; returns what is now stored for those tasks, unordered (empty: nothing was written, see
+    above).
 
     Outside a transaction, the statement runs in one transaction after one that takes the thread's row
     lock, both sent at once (psycopg's pipeline: one round trip). So its snapshot is taken once no other
@@ -513,14 +516,22 @@ def pending_writes_put(
         "workspace": workspace,
         "thread_id": thread_id,
         "user_id": user_id,
-        "namespace": rows[0].namespace,
-        "checkpoint_id": rows[0].checkpoint_id,
-        "task_id": rows[0].task_id,
-        "task_path": rows[0].task_path,
         "now": rows[0].created_at,
-        # One JSON text, not four arrays: psycopg escapes every element of a text array in Python.
+        # One JSON text, not arrays: psycopg escapes every element of a text array in Python.
         "writes": json.dumps(
-            [{"idx": r.idx, "channel": r.channel, "type": r.type, "value": r.value} for r in rows],
+            [
+                {
+                    "namespace": r.namespace,
+                    "checkpoint_id": r.checkpoint_id,
+                    "task_id": r.task_id,
+                    "task_path": r.task_path,
+                    "idx": r.idx,
+                    "channel": r.channel,
+                    "type": r.type,
+                    "value": r.value,
+                }
+                for r in rows
+            ],
             ensure_ascii=False,
         ),
     }

@@ -1,6 +1,6 @@
 """Server support for the SDK's LangGraph saver (`checkpoints.sdk.langgraph`).
 
-Three things the REST contract lacks and a LangGraph checkpointer needs:
+Four things the REST contract lacks and a LangGraph checkpointer needs:
 
 - **Saving without re-sending unchanged channels.** LangGraph hands `put()` every channel value but says in
   `new_versions` which changed. The saver sends only those, and names the unchanged ones with their versions
@@ -12,6 +12,9 @@ Three things the REST contract lacks and a LangGraph checkpointer needs:
   storage (unchanged values are stored again per checkpoint); the wire carries only what changed.
 - **Listing checkpoints with their pending writes** in one request (`langgraph_tuples`), ordered by
   checkpoint id as LangGraph orders them, across one thread or the whole workspace.
+- **Several tasks' pending writes in one request** (`langgraph_writes_put`): the async saver sends a
+  thread's writes one request at a time, and the tasks whose writes queued meanwhile go together in the
+  next one (README, "Performance").
 - **Deleting by run** (`checkpoints_delete_for_runs`): the checkpoints of the given runs become tombstones
   (payload and pending writes deleted, ids and lineage kept), in one transaction, with an audit event.
 """
@@ -19,7 +22,7 @@ Three things the REST contract lacks and a LangGraph checkpointer needs:
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.db import transaction
@@ -30,7 +33,14 @@ from checkpoints.models import Checkpoint, Thread, Workspace
 from checkpoints.services.audit import Actor, audit_record
 from checkpoints.services.checkpoint_pages import CheckpointPages
 from checkpoints.services.checkpoint_reads import checkpoint_get
-from checkpoints.services.checkpoints import SaveResult, checkpoint_save, checkpoints_tombstone
+from checkpoints.services.checkpoints import (
+    SaveResult,
+    checkpoint_save,
+    checkpoints_tombstone,
+    pending_writes_put,
+    pending_writes_put_at_once,
+    pending_writes_rows,
+)
 
 FRAMEWORK = Checkpoint.Framework.LANGGRAPH
 
@@ -107,6 +117,36 @@ def langgraph_checkpoint_save(
                 {"inherit": {"checkpoint_id": inherit["checkpoint_id"], "checksum": "mismatch"}},
             ) from exc
         raise
+
+
+def langgraph_writes_put(
+    *, workspace: Workspace, thread_id: str, tasks: Sequence[Mapping[str, Any]], user_id: str | None = None
+) -> int:
+    """Store several tasks' writes on one thread (each task: `checkpoint_id`, `task_id`, `writes`, and
+    optionally `namespace` and `task_path`), as storing each in turn with `pending_writes_put` would; the
+    number of tasks.
+
+    Every value is checked before anything is stored. On PostgreSQL outside a transaction all the tasks are
+    one round trip when the thread is the key's user's and no checkpoint they name has expired. Otherwise
+    each task is stored on its own, in order, and the first refusal (another user's thread, an expired
+    checkpoint) is raised with the tasks before it stored, as separate requests would have left them.
+    Sending the batch again, or each task on its own, is safe: writes are idempotent."""
+    if not tasks:
+        raise _invalid("tasks", "Give at least one task.")
+    rows = pending_writes_rows(tasks, timezone.now(), where="tasks[{}].")
+    if not pending_writes_put_at_once(rows, workspace=workspace, thread_id=thread_id, user_id=user_id):
+        for task in tasks:
+            pending_writes_put(
+                workspace=workspace,
+                thread_id=thread_id,
+                namespace=task.get("namespace", ""),
+                checkpoint_id=task["checkpoint_id"],
+                task_id=task["task_id"],
+                task_path=task.get("task_path", ""),
+                writes=task["writes"],
+                user_id=user_id,
+            )
+    return len(tasks)
 
 
 def langgraph_tuples(

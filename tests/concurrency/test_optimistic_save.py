@@ -163,7 +163,7 @@ def test_a_tasks_pending_writes_are_one_round_trip_the_threads_lock_then_the_wri
     assert [w["value"] for w in response.json()["results"]] == ["hello"]
     assert [s["sql"].split(" t WHERE")[0] for s in seen] == [f"SELECT 1 FROM {Thread._meta.db_table}", ANY]
     assert seen[0]["sql"].endswith("FOR NO KEY UPDATE")
-    assert seen[1]["sql"].startswith("WITH touched AS (UPDATE")
+    assert seen[1]["sql"].startswith("WITH incoming AS (SELECT")
     # Sent together (psycopg's pipeline), in one transaction that is not Django's.
     assert [(s["pipelined"], s["in_transaction"]) for s in seen] == [(True, False), (True, False)]
 

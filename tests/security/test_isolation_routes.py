@@ -52,6 +52,7 @@ CREATES_IN_OWN_WORKSPACE = {
     ("api:thread-state", "put"),
     ("api:checkpoint-writes", "post"),
     ("api:langgraph-checkpoint-save", "post"),
+    ("api:langgraph-writes", "post"),
     ("api:thread-messages", "post"),
 }
 
@@ -118,6 +119,15 @@ def bodies(t: Tenants) -> dict[tuple[str, str], Any]:
         ("api:checkpoint-ttl", "post"): {"ttl_seconds": 60, "pinned": False},
         ("api:checkpoint-handoff", "post"): {"target_agent_id": "b"},
         ("api:checkpoint-writes", "post"): {"task_id": "t", "writes": [{"channel": "c", "value": 1}]},
+        ("api:langgraph-writes", "post"): {
+            "tasks": [
+                {
+                    "checkpoint_id": t.ids["checkpoint_id"],
+                    "task_id": "t",
+                    "writes": [{"channel": "c", "value": 1}],
+                }
+            ]
+        },
         ("api:threads", "post"): {"thread_id": t.ids["thread_id"], "name": "mine"},
         ("api:thread-detail", "patch"): {"name": "taken over", "pinned": True},
         ("api:thread-fork", "post"): {"checkpoint_id": t.ids["checkpoint_id"], "thread_id": "fork-b"},

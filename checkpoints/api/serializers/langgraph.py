@@ -11,6 +11,7 @@ from checkpoints.api.pagination import page_serializer
 from checkpoints.api.serializers.checkpoints import (
     CheckpointCreateSerializer,
     CheckpointSerializer,
+    PendingWritesCreateSerializer,
     PendingWriteSerializer,
 )
 from checkpoints.models import Checkpoint
@@ -38,6 +39,29 @@ class LangGraphCheckpointSaveSerializer(CheckpointCreateSerializer):
         if value != Checkpoint.Framework.LANGGRAPH:
             raise serializers.ValidationError("This endpoint saves LangGraph checkpoints only.")
         return value
+
+
+# Tasks in one request of `POST langgraph/threads/{t}/writes/`.
+MAX_WRITE_TASKS = 100
+
+
+class TaskWritesSerializer(PendingWritesCreateSerializer):
+    """One task's writes in a batch: the body of `POST threads/{t}/checkpoints/{c}/writes/`, with the
+    checkpoint and namespace its path and query would name."""
+
+    read_only_names = frozenset({"thread_id", "created_at"})
+
+    checkpoint_id = ClientIdField()
+    namespace = StrictCharField(required=False, allow_blank=True, max_length=255)
+
+
+class LangGraphWritesSerializer(StrictSerializer):
+    """The pending writes of several tasks of one thread, stored in order, each as the writes endpoint
+    stores it."""
+
+    compiled_validation = True  # a hot body (checkpoints.api.compiled_validation)
+
+    tasks = TaskWritesSerializer(many=True, allow_empty=False, max_length=MAX_WRITE_TASKS)  # type: ignore[call-arg]
 
 
 class RunsDeleteSerializer(StrictSerializer):

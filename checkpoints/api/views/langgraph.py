@@ -1,6 +1,6 @@
 """Endpoints the SDK's LangGraph saver needs beyond the REST contract (see checkpoints.services.langgraph):
 saving with unchanged channels inherited from the parent, listing checkpoints with their pending writes in
-LangGraph's order, and deleting by run."""
+LangGraph's order, several tasks' pending writes in one request, and deleting by run."""
 
 from __future__ import annotations
 
@@ -14,14 +14,15 @@ from rest_framework.response import Response
 
 from checkpoints.api.filters import ThreadCheckpointFilterSet
 from checkpoints.api.pagination import PAGE_PARAMS
-from checkpoints.api.renderers import json_array
+from checkpoints.api.renderers import json_array, json_object, written_response
 from checkpoints.api.serializers.checkpoints import CheckpointSerializer, pending_write_representation
 from checkpoints.api.serializers.langgraph import (
     LangGraphCheckpointSaveSerializer,
     LangGraphTuplePageSerializer,
+    LangGraphWritesSerializer,
     RunsDeleteSerializer,
 )
-from checkpoints.api.views.base import WorkspaceAPIView
+from checkpoints.api.views.base import USER_PARAM, WorkspaceAPIView
 from checkpoints.api.views.checkpoints import (
     INCLUDE_STATE_PARAM,
     CheckpointSavingView,
@@ -34,6 +35,7 @@ from checkpoints.services.langgraph import (
     checkpoints_delete_for_runs,
     langgraph_checkpoint_save,
     langgraph_tuples,
+    langgraph_writes_put,
 )
 
 TUPLE_PARAMS = [
@@ -92,6 +94,22 @@ class LangGraphCheckpointSaveView(CheckpointSavingView):
         return langgraph_checkpoint_save(
             workspace=self.workspace, thread_id=thread_id, arguments=arguments, inherit=inherit
         )
+
+
+class LangGraphWritesView(WorkspaceAPIView):
+    @extend_schema(
+        operation_id="langgraph_writes_put",
+        summary="Store several tasks' pending writes on one thread, in order (each as the writes endpoint)",
+        request=LangGraphWritesSerializer,
+        parameters=[USER_PARAM],
+        responses={201: inline_serializer("LangGraphWritesStored", {"tasks": serializers.IntegerField()})},
+    )
+    def post(self, request: Request, thread_id: str) -> HttpResponse:
+        data = self.validated(LangGraphWritesSerializer)
+        stored = langgraph_writes_put(
+            workspace=self.workspace, thread_id=thread_id, tasks=data["tasks"], user_id=self.query_user_id()
+        )
+        return written_response(json_object([("tasks", str(stored))]), status.HTTP_201_CREATED)
 
 
 class LangGraphRunsDeleteView(WorkspaceAPIView):
