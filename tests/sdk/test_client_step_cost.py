@@ -173,12 +173,20 @@ def test_the_langgraph_draft_is_sent_as_the_codec_made_it() -> None:
     assert copied.state is not state and draft.checksum == copied.checksum
 
 
-def test_the_async_savers_writes_go_one_at_a_time_per_thread_and_at_once_across_threads(
+def _thread_of(call: Any) -> str:
+    """The thread a writes call is for: `threads/{t}/checkpoints/{c}/writes/` (one task) or
+    `langgraph/threads/{t}/writes/` (several)."""
+    parts = call.path.split("/")
+    return parts[parts.index("threads") + 1]
+
+
+def test_the_async_savers_writes_go_one_request_at_a_time_per_thread_the_queued_tasks_together(
     cairn_url: str, cairn_key: str
 ) -> None:
     in_flight: dict[str, int] = {}
     most: dict[str, int] = {}
     most_overall = 0
+    tasks_per_request: dict[str, list[int]] = {}
 
     async def run() -> list[list[tuple[str, str, Any]]]:
         nonlocal most_overall
@@ -187,10 +195,11 @@ def test_the_async_savers_writes_go_one_at_a_time_per_thread_and_at_once_across_
 
             async def counted(call: Any) -> Any:
                 nonlocal most_overall
-                thread = call.path.split("/")[1]
+                thread = _thread_of(call)
                 in_flight[thread] = in_flight.get(thread, 0) + 1
                 most[thread] = max(most.get(thread, 0), in_flight[thread])
                 most_overall = max(most_overall, sum(in_flight.values()))
+                tasks_per_request.setdefault(thread, []).append(len(call.body.get("tasks", [call.body])))
                 try:
                     return await send(call)
                 finally:
@@ -215,8 +224,10 @@ def test_the_async_savers_writes_go_one_at_a_time_per_thread_and_at_once_across_
 
     stored = asyncio.run(run())
 
-    assert most == {"lane-a": 1, "lane-b": 1}  # one thread's writes one at a time ...
+    assert most == {"lane-a": 1, "lane-b": 1}  # one thread's writes one request at a time ...
     assert most_overall == 2  # ... and the two threads' at once
+    # The first task goes alone; the two that queued behind it go together in the next request.
+    assert tasks_per_request == {"lane-a": [1, 2], "lane-b": [1, 2]}
     assert stored == [
         [(f"task-{task}", "out", f"{thread}-{task}") for task in range(3)] for thread in ("lane-a", "lane-b")
     ]

@@ -174,6 +174,33 @@ def pending_writes_list(
     )
 
 
+def pending_writes_task(
+    checkpoint_id: str,
+    *,
+    task_id: str,
+    writes: Sequence[Mapping[str, Any]],
+    task_path: str = "",
+    namespace: str = "",
+) -> dict[str, Any]:
+    """A task's LangGraph pending writes (`{channel, value, idx?, type?}`) for a checkpoint id, as the writes
+    endpoints take them (`task_writes_put`, and a batch of tasks: `endpoints.langgraph.langgraph_writes`)."""
+    items = []
+    for position, write in enumerate(writes):
+        item = {"channel": write["channel"], "value": to_json(write["value"], path=f"$.writes[{position}]")}
+        if write.get("idx") is not None:
+            item["idx"] = write["idx"]
+        if write.get("type"):
+            item["type"] = write["type"]
+        items.append(item)
+    return {
+        "checkpoint_id": checkpoint_id,
+        "namespace": namespace,
+        "task_id": task_id,
+        "task_path": task_path,
+        "writes": items,
+    }
+
+
 def pending_writes_put(
     thread_id: str,
     checkpoint_id: str,
@@ -184,22 +211,22 @@ def pending_writes_put(
     namespace: str = "",
 ) -> Call[list[PendingWrite]]:
     """Store LangGraph pending writes (`{channel, value, idx?, type?}`) for a checkpoint id."""
+    task = pending_writes_task(
+        checkpoint_id, task_id=task_id, writes=writes, task_path=task_path, namespace=namespace
+    )
+    return task_writes_put(thread_id, task)
+
+
+def task_writes_put(thread_id: str, task: Mapping[str, Any]) -> Call[list[PendingWrite]]:
+    """Store one task's writes (`pending_writes_task`) at its checkpoint's writes endpoint."""
     # Idempotent: a repeated write is a no-op (writes at a negative idx, LangGraph's special channels,
     # replace the earlier one with the same value).
-    items = []
-    for position, write in enumerate(writes):
-        item = {"channel": write["channel"], "value": to_json(write["value"], path=f"$.writes[{position}]")}
-        if write.get("idx") is not None:
-            item["idx"] = write["idx"]
-        if write.get("type"):
-            item["type"] = write["type"]
-        items.append(item)
     return Call(
         "POST",
-        _checkpoint_path(thread_id, checkpoint_id) + "writes/",
+        _checkpoint_path(thread_id, task["checkpoint_id"]) + "writes/",
         _writes,
-        params=params(namespace=namespace),
-        body={"task_id": task_id, "task_path": task_path, "writes": items},
+        params=params(namespace=task["namespace"]),
+        body={"task_id": task["task_id"], "task_path": task["task_path"], "writes": task["writes"]},
         idempotent=True,
     )
 

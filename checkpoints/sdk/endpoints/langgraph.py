@@ -60,6 +60,19 @@ def langgraph_tuples(
     )
 
 
+def langgraph_writes(thread_id: str, tasks: Sequence[Mapping[str, Any]]) -> Call[int]:
+    """Store several tasks' writes (each as `endpoints.checkpoints.pending_writes_task` gives it) on one
+    thread, in order. Idempotent, like each task's writes. A refused batch may have stored the tasks before
+    the one refused."""
+    return Call(
+        "POST",
+        f"langgraph/threads/{seg(thread_id)}/writes/",
+        lambda r: int(r.body["tasks"]),
+        body={"tasks": list(tasks)},
+        idempotent=True,
+    )
+
+
 def langgraph_delete_runs(run_ids: Sequence[str]) -> Call[int]:
     """Tombstone the checkpoints of up to MAX_RUN_IDS runs; idempotent (a second call finds none)."""
     return Call(

@@ -25,6 +25,7 @@ Sync methods use a blocking `Client`, async methods an `AsyncClient`, so one sav
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 import threading
@@ -308,19 +309,32 @@ class CairnSaver(BaseCheckpointSaver[str], Closing, AsyncClosing):
     def _put_writes_call(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str
     ) -> Call[Any]:
+        return cp_calls.task_writes_put(
+            _thread_id(config), self._task_writes(config, writes, task_id, task_path)
+        )
+
+    def _task_writes(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str
+    ) -> dict[str, Any]:
         values = self.values
         items = [
             {"channel": channel, "value": values.encode(value), "idx": WRITES_IDX_MAP.get(channel, position)}
             for position, (channel, value) in enumerate(writes)
         ]
-        return cp_calls.pending_writes_put(
-            _thread_id(config),
+        return cp_calls.pending_writes_task(
             cast(str, config["configurable"]["checkpoint_id"]),
             task_id=task_id,
             writes=items,
             task_path=task_path,
             namespace=config["configurable"].get("checkpoint_ns", ""),
         )
+
+    async def _send_writes(self, thread_id: str, tasks: list[dict[str, Any]]) -> None:
+        """One task's writes to its checkpoint's writes endpoint; several tasks' in one request."""
+        if len(tasks) == 1:
+            await self.async_client.send(cp_calls.task_writes_put(thread_id, tasks[0]))
+        else:
+            await self.async_client.send(lg_calls.langgraph_writes(thread_id, tasks))
 
     @staticmethod
     def _ignore_missing(call: Call[Any]) -> flows.Flow[None]:
@@ -453,9 +467,9 @@ class CairnSaver(BaseCheckpointSaver[str], Closing, AsyncClosing):
     async def aput_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
     ) -> None:
-        call = self._put_writes_call(config, writes, task_id, task_path)
-        async with self._write_lanes.lane(_thread_id(config)):
-            await self.async_client.send(call)
+        thread_id = _thread_id(config)
+        task = self._task_writes(config, writes, task_id, task_path)
+        await self._write_lanes.write(thread_id, task, functools.partial(self._send_writes, thread_id))
 
     async def adelete_thread(self, thread_id: str) -> None:
         await self.async_client.run(self._ignore_missing(th_calls.thread_delete(str(thread_id))))
