@@ -12,6 +12,7 @@ import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 
 from checkpoints.sdk import Gone
+from checkpoints.sdk.endpoints.langgraph import MAX_WRITE_TASKS
 from checkpoints.sdk.langgraph import AsyncCairnSaver
 from checkpoints.sdk.langgraph.write_lanes import Task, WriteLanes
 
@@ -40,8 +41,10 @@ class Server:
         self.stored += names
 
 
-def write(lanes: WriteLanes, server: Server, name: str, thread: str = "t") -> asyncio.Task[None]:
-    return asyncio.ensure_future(lanes.write(thread, {"task_id": name}, server.send))
+def write(
+    lanes: WriteLanes, server: Server, name: str, thread: str = "t", most: int = MAX_WRITE_TASKS
+) -> asyncio.Task[None]:
+    return asyncio.ensure_future(lanes.write(thread, {"task_id": name}, server.send, most=most))
 
 
 def test_tasks_queued_behind_a_request_go_together_in_the_next_one() -> None:
@@ -61,6 +64,29 @@ def test_tasks_queued_behind_a_request_go_together_in_the_next_one() -> None:
 
     assert server.requests == [["a"], ["x"], ["b", "c", "d"]]
     assert sorted(server.stored) == ["a", "b", "c", "d", "x"]
+
+
+def test_a_request_carries_at_most_the_tasks_the_server_takes_the_queue_in_order() -> None:
+    async def run() -> Server:
+        lanes, server = WriteLanes(), Server(held=1)
+        first = write(lanes, server, "a", most=2)
+        await asyncio.sleep(0)
+        queued = [write(lanes, server, name, most=2) for name in ("b", "c", "d", "e", "f")]
+        await asyncio.sleep(0)
+        server.gates[0].set()
+        await asyncio.gather(first, *queued)
+        return server
+
+    server = asyncio.run(run())
+
+    assert server.requests == [["a"], ["b", "c"], ["d", "e"], ["f"]]
+    assert server.stored == ["a", "b", "c", "d", "e", "f"]
+
+
+def test_the_sdk_and_the_server_agree_on_the_most_tasks_in_a_request() -> None:
+    from checkpoints.api.serializers.langgraph import MAX_WRITE_TASKS as SERVERS
+
+    assert MAX_WRITE_TASKS == SERVERS
 
 
 def test_a_refused_batch_is_sent_again_task_by_task_and_only_the_refused_task_raises() -> None:

@@ -11,6 +11,7 @@ from checkpoints.sdk.models import CheckpointDraft, Page, SaveResult
 from checkpoints.sdk.transport import Call
 
 MAX_RUN_IDS = 1000
+MAX_WRITE_TASKS = 100  # tasks in one request of `langgraph_writes` (the server refuses more)
 
 
 def langgraph_save(draft: CheckpointDraft, *, inherit: Mapping[str, Any] | None) -> Call[SaveResult]:
@@ -61,9 +62,9 @@ def langgraph_tuples(
 
 
 def langgraph_writes(thread_id: str, tasks: Sequence[Mapping[str, Any]]) -> Call[int]:
-    """Store several tasks' writes (each as `endpoints.checkpoints.pending_writes_task` gives it) on one
-    thread, in order. Idempotent, like each task's writes. A refused batch may have stored the tasks before
-    the one refused."""
+    """Store up to MAX_WRITE_TASKS tasks' writes (each as `endpoints.checkpoints.pending_writes_task` gives
+    it) on one thread, in order. Idempotent, like each task's writes. A refused batch may have stored the
+    tasks before the one refused."""
     return Call(
         "POST",
         f"langgraph/threads/{seg(thread_id)}/writes/",

@@ -469,7 +469,8 @@ class CairnSaver(BaseCheckpointSaver[str], Closing, AsyncClosing):
     ) -> None:
         thread_id = _thread_id(config)
         task = self._task_writes(config, writes, task_id, task_path)
-        await self._write_lanes.write(thread_id, task, functools.partial(self._send_writes, thread_id))
+        send = functools.partial(self._send_writes, thread_id)
+        await self._write_lanes.write(thread_id, task, send, most=lg_calls.MAX_WRITE_TASKS)
 
     async def adelete_thread(self, thread_id: str) -> None:
         await self.async_client.run(self._ignore_missing(th_calls.thread_delete(str(thread_id))))

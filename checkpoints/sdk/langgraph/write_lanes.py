@@ -48,16 +48,19 @@ class WriteLanes:
             lane = self._lanes[thread_id] = _Lane()
         return lane
 
-    async def write(self, thread_id: str, task: Task, send: Send) -> None:
-        """Store `task` in its thread's lane: with the tasks queued behind the request in flight, if any."""
+    async def write(self, thread_id: str, task: Task, send: Send, *, most: int) -> None:
+        """Store `task` in its thread's lane: with the tasks queued behind the request in flight, if any, at
+        most `most` tasks in one request."""
         lane = self._lane(thread_id)
         mine = _Queued(task)
         lane.queue.append(mine)
         async with lane.lock:
-            if not mine.stored and mine.error is None:
+            while (
+                not mine.stored and mine.error is None
+            ):  # the queue in order, at most `most` tasks a request
                 if mine not in lane.queue:  # taken by a request whose sender was cancelled: send it again
                     lane.queue.insert(0, mine)
-                batch, lane.queue = lane.queue, []
+                batch, lane.queue = lane.queue[:most], lane.queue[most:]
                 await _store(batch, send)
         if mine.error is not None:
             raise mine.error
