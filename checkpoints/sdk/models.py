@@ -16,14 +16,17 @@ from urllib.parse import parse_qs, urlsplit
 
 from checkpoints.integrity import (
     CHECKSUM_FIELDS,
+    PAYLOAD_FIELDS,
     CanonicalEncodingError,
+    canonical_json,
     format_timestamp,
     parse_timestamp,
     record_checksum,
+    record_checksum_from_parts,
 )
 from checkpoints.sdk.errors import ChecksumMismatch
 from checkpoints.sdk.jsonvalue import NotJSONError, to_json, to_json_object
-from checkpoints.sdk.transport import Response
+from checkpoints.sdk.transport import JSONText, Response
 
 T = TypeVar("T")
 
@@ -225,17 +228,29 @@ class CheckpointDraft(CheckpointRecord):
         return {**super().record(), "created_at": format_timestamp(self.created_at)}
 
     @cached_property  # a draft is not changed once built
+    def documents(self) -> dict[str, str]:
+        """The canonical JSON text of the record's documents (state, context, metadata): encoded once, then
+        both hashed for the checksum and sent as they are."""
+        try:
+            return {name: canonical_json(getattr(self, name)) for name in PAYLOAD_FIELDS}
+        except CanonicalEncodingError as exc:
+            raise NotJSONError(f"the checkpoint cannot be encoded canonically: {exc}") from exc
+
+    @cached_property
     def checksum(self) -> str:
         try:
-            return record_checksum(self.record())
+            return record_checksum_from_parts(self.record(), self.documents)
         except CanonicalEncodingError as exc:
             raise NotJSONError(f"the checkpoint cannot be encoded canonically: {exc}") from exc
 
     def body(self, *, with_parent: bool) -> dict[str, Any]:
-        """The save's body: every `sent` field (an UNSET one left out), the checksum and the timestamp;
-        the parent only `with_parent` (a PUT of the head leaves it to the server)."""
+        """The save's body: every `sent` field (an UNSET one left out; the documents as their canonical
+        text), the checksum and the timestamp; the parent only `with_parent` (a PUT of the head leaves it
+        to the server)."""
         body = {
-            spec.name: getattr(self, spec.name)
+            spec.name: JSONText(self.documents[spec.name])
+            if spec.name in PAYLOAD_FIELDS
+            else getattr(self, spec.name)
             for spec in fields(self)
             if spec.metadata.get("sent") and getattr(self, spec.name) is not UNSET
         }

@@ -150,8 +150,26 @@ class ServerClock:
             return datetime.now(UTC) - self._ahead
 
 
+@dataclass(frozen=True)
+class JSONText:
+    """A body member already encoded as JSON (a checkpoint's canonical documents, `CheckpointDraft.body`):
+    sent as it is, not encoded again."""
+
+    text: str
+
+
+_encode_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+
+
 def encode_body(body: Any) -> bytes:
-    return json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    """The request's JSON; an object's `JSONText` members are written as they are."""
+    if type(body) is dict and any(type(value) is JSONText for value in body.values()):
+        members = (
+            f"{_encode_json(key)}:{value.text if type(value) is JSONText else _encode_json(value)}"
+            for key, value in body.items()
+        )
+        return ("{" + ",".join(members) + "}").encode("utf-8")
+    return _encode_json(body).encode("utf-8")
 
 
 class Answer(Protocol):

@@ -5,6 +5,7 @@ hashing again only when it is the very record the SDK hashed (README, "Performan
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,11 +14,12 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
+from checkpoints.integrity import canonical_json, record_checksum
 from checkpoints.sdk import ChecksumMismatch
 from checkpoints.sdk.langgraph import AsyncCairnSaver
 from checkpoints.sdk.langgraph.values import MESSAGE, TYPE_KEY, MessageForms, ValueCodec
 from checkpoints.sdk.models import CheckpointDraft
-from checkpoints.sdk.transport import Response
+from checkpoints.sdk.transport import Response, encode_body
 
 
 @pytest.fixture
@@ -107,6 +109,23 @@ def test_a_save_answered_with_the_record_sent_is_verified_without_hashing_again(
 
     assert saved.checkpoint.verified and saved.created
     assert saved.checkpoint.state == {"messages": ["hi"]}
+
+
+def test_a_save_encodes_its_documents_once_and_sends_the_text_it_hashed(monkeypatch: Any) -> None:
+    encoded: list[Any] = []
+
+    def counted(value: Any) -> str:
+        encoded.append(value)
+        return canonical_json(value)
+
+    monkeypatch.setattr("checkpoints.sdk.models.canonical_json", counted)
+    draft = _draft()
+    sent = encode_body(draft.body(with_parent=True)).decode("utf-8")
+
+    assert len(encoded) == 3  # state, context, metadata: once each, for the checksum and the body alike
+    assert f'"state":{canonical_json(draft.state)}' in sent
+    assert json.loads(sent)["state"] == draft.state
+    assert draft.checksum == record_checksum(draft.record())  # what hashing the decoded record gives
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ from checkpoints.integrity import CHECKSUM_FIELDS
 from checkpoints.sdk import AsyncClient, CairnError, Client, DiffTooLarge
 from checkpoints.sdk.errors import ERRORS_BY_CODE, error_from_response
 from checkpoints.sdk.models import UNSET, Checkpoint, CheckpointDraft, wire
+from checkpoints.sdk.transport import encode_body
 
 # What a save has always sent (the server's contract): the hashed record but the ids in the URL and the
 # handoff fields the server sets, plus the pin and the checksum. A field added to the model is deliberate.
@@ -79,7 +80,8 @@ def test_one_field_list_drives_the_body_the_record_and_the_parsing() -> None:
     )
     assert tagged.body(with_parent=False)["priority"] == 5
     assert tagged.checksum == draft.checksum  # not part of the hashed record
-    parsed = TaggedCheckpoint.from_dict({**tagged.body(with_parent=True), "thread_id": "t", "priority": "7"})
+    sent = json.loads(encode_body(tagged.body(with_parent=True)))
+    parsed = TaggedCheckpoint.from_dict({**sent, "thread_id": "t", "priority": "7"})
     assert parsed.priority == 7 and parsed.agent_id == "a" and parsed.created_at == draft.created_at
     assert parsed.has_payload and parsed.verify().verified
 

@@ -20,7 +20,7 @@ def langgraph_save(draft: CheckpointDraft, *, inherit: Mapping[str, Any] | None)
     covers the whole state. Idempotent (the id is LangGraph's)."""
     body = draft.body(with_parent=True)
     if inherit:
-        state = dict(body["state"])
+        state = dict(draft.state)
         state["channel_values"] = {
             name: value for name, value in state["channel_values"].items() if name not in inherit
         }
