@@ -16,7 +16,6 @@ from django.core.handlers.asgi import ASGIRequest
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
-from rest_framework.permissions import SAFE_METHODS
 
 from checkpoints.api.errors import error_json_response
 from checkpoints.services import table_statistics
@@ -58,8 +57,7 @@ class ApiGuardMiddleware:
             request.META["CONTENT_TYPE"] = "application/json"
         self._add_missing_slash(request)
         response = self.get_response(request)
-        if request.method not in SAFE_METHODS:
-            table_statistics.after_write()
+        table_statistics.after_request()
         if response.status_code >= 400 and not response.get("Content-Type", "").startswith(
             "application/json"
         ):

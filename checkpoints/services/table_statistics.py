@@ -6,10 +6,12 @@ table that was never analyzed looks like a page or two to the planner, and every
 checkpoints through `checkpoint_ws_writer` instead of seeking `checkpoint_ws_public_id`. Autovacuum analyzes
 a table once a tenth of it has changed, but only every minute, and not at all where it is switched off.
 
-So after a write, at most once per `CHECK_SECONDS` across all processes (a lock in the shared cache), a web
-process checks its tables after the response has been sent and analyzes those that changed by autovacuum's
-own measure since they were last analyzed. The check is one query on `pg_stat_user_tables`; ANALYZE reads a
-sample (at most 30,000 rows per table), so its cost does not grow with the table.
+So after an API request, at most once per `CHECK_SECONDS` across all processes (a lock in the shared cache), a
+web process checks its tables after the response has been sent and analyzes those that changed by autovacuum's
+own measure since they were last analyzed. Reads check too: writes that came in one burst (an import, a
+benchmark's saves) and were followed only by reads would otherwise never be analyzed, and a restore by public
+id would keep walking every checkpoint of its workspace. The check is one query on `pg_stat_user_tables`;
+ANALYZE reads a sample (at most 30,000 rows per table), so its cost does not grow with the table.
 """
 
 from __future__ import annotations
@@ -40,8 +42,8 @@ _STALE = (
 _next_check = 0.0
 
 
-def after_write() -> None:
-    """Call after a request wrote to Cairn's tables: schedules the check if it is due (PostgreSQL only)."""
+def after_request() -> None:
+    """Call after an API request: schedules the check if it is due (PostgreSQL only)."""
     global _next_check
     now = time.monotonic()
     if now < _next_check or connection.vendor != "postgresql":

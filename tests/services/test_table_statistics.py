@@ -73,13 +73,27 @@ def test_once_analyzed_a_restore_seeks_the_public_id_index(workspace: Workspace)
     assert "checkpoint_ws_public_id" in plan, plan
 
 
-def test_a_write_through_the_api_schedules_one_check_per_interval(api: ApiClient) -> None:
+def test_every_api_request_schedules_one_check_per_interval(api: ApiClient) -> None:
     assert api.get("/api/v1/threads/").status_code == 200
-    assert cache.get(LOCK) is None  # reads never check
-    response = api.post("/api/v1/threads/t/checkpoints/", {"agent_id": "a", "state": {}})
-    assert response.status_code == 201
     assert cache.get(LOCK) == 1  # checked after the response, and claimed for every process
     cache.delete(LOCK)
     response = api.post("/api/v1/threads/t/checkpoints/", {"agent_id": "a", "state": {}})
     assert response.status_code == 201
     assert cache.get(LOCK) is None  # this process checks again only after CHECK_SECONDS
+
+
+def test_writes_followed_only_by_reads_are_analyzed_by_a_read(
+    api: ApiClient, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {CHECKPOINTS}")
+    first = last_analyzed(CHECKPOINTS)
+    saved = [make_checkpoint(workspace, "burst", state={"n": n}) for n in range(120)]
+    flush_statistics()
+    monkeypatch.setattr(table_statistics, "_next_check", 0.0)  # the interval since the burst has passed
+    cache.delete(LOCK)
+
+    response = api.get(f"/api/v1/threads/burst/checkpoints/{saved[-1].checkpoint_id}/")
+
+    assert response.status_code == 200 and response.json()["state"] == {"n": 119}
+    assert last_analyzed(CHECKPOINTS) != first  # analyzed after the read's response
