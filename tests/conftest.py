@@ -16,7 +16,7 @@ from redis.connection import AbstractConnection
 from rest_framework.test import APIClient
 
 from checkpoints.models import ApiKey, Workspace
-from checkpoints.services import checkpoint_reads, table_statistics, thread_memo
+from checkpoints.services import checkpoint_reads, thread_memo
 from checkpoints.services.api_key_cache import api_keys_forget
 from checkpoints.services.stored_values import forget_sent_parts
 from checkpoints.services.workspaces import api_key_create
@@ -46,13 +46,6 @@ def _fresh_cache() -> Iterator[None]:
     forget_sent_parts()
     api_keys_forget()
     yield
-
-
-@pytest.fixture(autouse=True)
-def _no_statistics_check(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The web processes' statistics check (one query after a write, every few seconds) would land in
-    whichever test's pinned query count comes next: it runs only where its own tests ask for it."""
-    monkeypatch.setattr(table_statistics, "_next_check", float("inf"))
 
 
 class ApiClient(APIClient):

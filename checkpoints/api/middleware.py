@@ -18,7 +18,6 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
 
 from checkpoints.api.errors import error_json_response
-from checkpoints.services import table_statistics
 
 _CHUNK = 64 * 1024
 
@@ -57,7 +56,6 @@ class ApiGuardMiddleware:
             request.META["CONTENT_TYPE"] = "application/json"
         self._add_missing_slash(request)
         response = self.get_response(request)
-        table_statistics.after_request()
         if response.status_code >= 400 and not response.get("Content-Type", "").startswith(
             "application/json"
         ):
