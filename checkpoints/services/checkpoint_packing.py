@@ -153,10 +153,12 @@ def checkpoints_pack_submit(*, workspace: Workspace, actor: Actor) -> Job:
     """The conversion of one workspace as a tracked job, run by a worker (`manage.py pack_checkpoints
     --background`). A job stopped by its time limit leaves the batches it committed; running it again
     finishes the rest."""
-    from checkpoints import tasks  # tasks import the services: import here to keep the graph acyclic
-
     return job_submit(
-        workspace=workspace, kind=Job.Kind.PACK, params={}, task=tasks.checkpoints_pack_job, actor=actor
+        workspace=workspace,
+        kind=Job.Kind.PACK,
+        params={},
+        task="checkpoints.tasks.pack_checkpoints_job",
+        actor=actor,
     )
 
 

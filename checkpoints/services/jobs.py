@@ -16,7 +16,7 @@ from dataclasses import asdict
 from datetime import datetime, timedelta
 from typing import Any
 
-from celery import Task
+from celery import current_app
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, transaction
@@ -48,10 +48,13 @@ def job_submit(
     workspace: Workspace,
     kind: str,
     params: dict[str, Any],
-    task: Task,
+    task: str,
     actor: Actor | None = None,
 ) -> Job:
     """Create a queued Job in the caller's transaction and publish `task(job.pk)` once it commits.
+
+    `task` is the registered name of the Celery task (`checkpoints.tasks.<name>`): services send tasks by
+    name, so the task modules may import the services without an import cycle.
 
     `actor` (who asked) is kept in `params["requested_by"]` so the handler can audit in their name.
     If the broker refuses the message the job row is deleted again and Unavailable (503) is raised, so a
@@ -63,7 +66,7 @@ def job_submit(
 
     def publish() -> None:
         try:
-            result = task.apply_async(args=(job.pk,), retry=False)
+            result = current_app.tasks[task].apply_async(args=(job.pk,), retry=False)
         except (
             KombuError,
             OSError,

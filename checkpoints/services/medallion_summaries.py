@@ -64,8 +64,6 @@ def thread_summarize_submit(*, thread: Thread, actor: Actor) -> Job:
 
     ValidationFailed (400) if the thread has no scope or no message since the last summary.
     """
-    from checkpoints import tasks  # tasks import the services: import here to keep the graph acyclic
-
     if thread_scope(thread).is_empty:
         raise ValidationFailed(
             f"Thread {thread.thread_id!r} has no scope; set one (PATCH threads/{{id}}/ with "
@@ -85,7 +83,7 @@ def thread_summarize_submit(*, thread: Thread, actor: Actor) -> Job:
             workspace=thread.workspace,
             kind=Job.Kind.SUMMARIZE,
             params={"operation": "thread", "thread_id": thread.thread_id},
-            task=tasks.medallion_summarize_thread_job,
+            task="checkpoints.tasks.summarize_thread_job",
             actor=actor,
         )
         # Audited only once the job is really queued: if the broker refuses it, job_submit's on-commit hook

@@ -222,8 +222,6 @@ def medallion_checkpoint_submit(
 
     Input is validated now (400 before anything is queued); the provider runs in the job.
     """
-    from checkpoints import tasks  # tasks import the services: import here to keep the graph acyclic
-
     valid_scope = _scope(scope)
     valid_evidence = (
         evidence
@@ -241,7 +239,7 @@ def medallion_checkpoint_submit(
             workspace=workspace,
             kind=Job.Kind.SUMMARIZE,
             params=params,
-            task=tasks.medallion_checkpoint_job,
+            task="checkpoints.tasks.medallion_checkpoint_job",
             actor=actor,
         )
 

@@ -417,10 +417,12 @@ def retention_policy_update(*, workspace: Workspace, actor: Actor, **changes: in
 @transaction.atomic
 def retention_sweep_submit(*, workspace: Workspace, actor: Actor) -> Job:
     """ "Sweep now" for one workspace, as a tracked job (queued now, run by a worker after commit)."""
-    from checkpoints import tasks  # tasks import the services: import here to keep the graph acyclic
-
     return job_submit(
-        workspace=workspace, kind=Job.Kind.SWEEP, params={}, task=tasks.retention_sweep_job, actor=actor
+        workspace=workspace,
+        kind=Job.Kind.SWEEP,
+        params={},
+        task="checkpoints.tasks.run_sweep_job",
+        actor=actor,
     )
 
 

@@ -46,7 +46,7 @@ def submit(task: str, params: dict[str, Any]) -> dict[str, Any]:
     workspace, _ = workspace_get_or_create(slug="w1")
     with transaction.atomic():  # like a request: the job row commits, then the message is published
         job = job_submit(
-            workspace=workspace, kind=Job.Kind.SUMMARIZE, params=params, task=getattr(worker_tasks, task)
+            workspace=workspace, kind=Job.Kind.SUMMARIZE, params=params, task=getattr(worker_tasks, task).name
         )
     return {"pk": job.pk, "job_id": str(job.job_id)}
 

@@ -52,7 +52,7 @@ def test_it_queues_the_job_in_the_transaction_and_publishes_it_after_commit(
             workspace=workspace,
             kind=Job.Kind.SUMMARIZE,
             params={"reason": "x"},
-            task=worker_tasks.failing_job,
+            task=worker_tasks.failing_job.name,
             actor=Actor.system("tester"),
         )
         queued = Job.objects.get(pk=job.pk)
@@ -67,7 +67,7 @@ def test_it_queues_the_job_in_the_transaction_and_publishes_it_after_commit(
 @pytest.mark.django_db(transaction=True)
 def test_it_withdraws_the_job_and_answers_unavailable_when_the_broker_is_down(workspace: Workspace) -> None:
     with broker_down(), pytest.raises(Unavailable), transaction.atomic():
-        job_submit(workspace=workspace, kind=Job.Kind.SWEEP, params={}, task=worker_tasks.gated_job)
+        job_submit(workspace=workspace, kind=Job.Kind.SWEEP, params={}, task=worker_tasks.gated_job.name)
     assert not Job.objects.exists()
 
 
