@@ -9,7 +9,8 @@ class CheckpointsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from checkpoints import after_response
+        # The tasks register by name, which is how the services send them (`job_submit`).
+        from checkpoints import after_response, tasks  # noqa: F401
         from checkpoints.services import api_key_cache
 
         api_key_cache.connect_signals()
