@@ -16,6 +16,7 @@ See the README, "Authentication".
 from __future__ import annotations
 
 import contextlib
+import copy
 import hmac
 import threading
 import time
@@ -30,7 +31,6 @@ from django.db import transaction
 
 from checkpoints.cache import CacheUnavailable, count_hit
 from checkpoints.models import ApiKey
-from checkpoints.models.copying import model_copy
 from checkpoints.pushed import PushedValue
 
 GENERATION_KEY = "apikeys:generation"
@@ -112,7 +112,8 @@ def api_key_cached(prefix: str, *, secret_hash: str, count_in: WindowOf | None =
         if generation is not None:
             with _lock:
                 _entries[prefix] = _Entry(key, generation, time.monotonic())
-    duplicate = model_copy(key, "workspace")
+    duplicate = copy.copy(key)  # its own state and related objects' cache, so changing it leaves the entry
+    duplicate.workspace = copy.copy(key.workspace)
     duplicate.window_hits = hits
     return duplicate
 

@@ -21,7 +21,6 @@ from django.db import connection
 from checkpoints.integrity import PAYLOAD_FIELDS
 from checkpoints.models import Checkpoint, PendingWrite, Thread, Workspace
 from checkpoints.models.checkpoint import CheckpointQuerySet
-from checkpoints.models.copying import relate_loaded
 from checkpoints.models.value import unpack
 from checkpoints.services import hot_sql
 from checkpoints.services.keyset import Seek, seek_params, seek_sql
@@ -121,10 +120,10 @@ class CheckpointPages:
         for row in rows:
             checkpoint = hot_sql.load(Checkpoint, row[:split], skip)
             thread = self.thread or hot_sql.load(Thread, row[split : split + hot_sql.width(Thread)])
-            relate_loaded(checkpoint, "thread", thread)
-            relate_loaded(checkpoint, "workspace", self.workspace)
+            checkpoint.thread = thread
+            checkpoint.workspace = self.workspace
             if self.thread is None:
-                relate_loaded(thread, "workspace", self.workspace)
+                thread.workspace = self.workspace
             if self.payload and not hot_sql.put_fetched_parts(checkpoint, *row[-2:]):
                 unfetched.append(checkpoint)
             checkpoints.append(checkpoint)

@@ -14,6 +14,7 @@ whose first statement locks the thread. See docs/architecture.md, "The hot path"
 
 from __future__ import annotations
 
+import copy
 import functools
 import re
 from collections.abc import Callable
@@ -30,7 +31,6 @@ from checkpoints.exceptions import Conflict, Gone, NotFound, PreconditionFailed,
 from checkpoints.ids import new_id
 from checkpoints.integrity import CanonicalEncodingError, canonical_json
 from checkpoints.models import Checkpoint, Thread, Workspace
-from checkpoints.models.copying import model_copy, model_new
 from checkpoints.packing import Packed
 from checkpoints.services import hot_sql, thread_memo
 from checkpoints.services.checkpoint_reads import checkpoint_compute_checksum
@@ -286,8 +286,7 @@ def save_encoded(
     if ttl_seconds is UNSET:
         ttl_seconds = workspace.default_ttl_seconds
 
-    checkpoint = model_new(
-        Checkpoint,
+    checkpoint = Checkpoint(
         workspace=workspace,
         thread=thread,
         namespace=namespace,
@@ -451,7 +450,7 @@ def _recalled(
     if is_head == id_checked_by_write and checkpoint_id is not None:
         return None
     return SaveContext(
-        thread=model_copy(memo.thread),
+        thread=copy.copy(memo.thread),
         head_id=head.checkpoint_id,
         head_step=head.step_index,
         parent_step=head.step_index if parent_id is not None else None,

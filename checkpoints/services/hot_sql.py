@@ -23,7 +23,6 @@ from psycopg.pq import Format
 
 from checkpoints import packing
 from checkpoints.models import Checkpoint, Message, PendingWrite, StoredValue, Thread
-from checkpoints.models.copying import model_from_row, relate_loaded
 from checkpoints.models.value import put_parts_back, unpack
 
 M = TypeVar("M", bound=models.Model)
@@ -261,8 +260,7 @@ def cursor() -> Any:
     with db.wrap_database_errors:
         raw = _prepared_cursor_class()(db.connection)
         _load_timestamps_natively(raw, db.timezone)
-        # Django's own wrapping of a new cursor (private: BaseDatabaseWrapper._cursor does the same).
-        wrapped = db._prepare_cursor(raw)  # type: ignore[attr-defined]
+        wrapped = db.make_cursor(raw)  # Django's wrapping of a cursor (queries are not logged here)
     _kept.cursor = (db.connection, wrapped)
     return _Open(wrapped)
 
@@ -380,7 +378,7 @@ def load(model: type[M], values: Sequence[Any], skip: tuple[str, ...] = ()) -> M
         for converter in converters:
             value = converter(value, column, db)
         row[index] = value
-    return model_from_row(model, db.alias, attnames, row)
+    return model.from_db(db.alias, attnames, row)
 
 
 def width(model: type[models.Model], skip: tuple[str, ...] = ()) -> int:
@@ -393,9 +391,9 @@ def load_checkpoint_with_thread(row: Sequence[Any], workspace: Any) -> Checkpoin
     split = width(Checkpoint)
     checkpoint = load(Checkpoint, row[:split])
     thread = load(Thread, row[split:-2])  # joined on the checkpoint's thread, in the workspace
-    relate_loaded(checkpoint, "thread", thread)
-    relate_loaded(checkpoint, "workspace", workspace)
-    relate_loaded(thread, "workspace", workspace)
+    checkpoint.thread = thread
+    checkpoint.workspace = workspace
+    thread.workspace = workspace
     if not put_fetched_parts(checkpoint, *row[-2:]):
         unpack([checkpoint])
     return checkpoint

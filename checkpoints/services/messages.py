@@ -13,6 +13,7 @@ A thread's message page is read by one static statement unless a FilterSet filte
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,7 +28,6 @@ from checkpoints.exceptions import Conflict, NotFound, ValidationFailed
 from checkpoints.ids import new_id
 from checkpoints.integrity import canonical_json
 from checkpoints.models import Message, Thread, Workspace
-from checkpoints.models.copying import model_copy
 from checkpoints.models.thread import CLIENT_ID_PATTERN, NEVER_RENDERED, MessageQuerySet
 from checkpoints.services import hot_sql, thread_memo
 from checkpoints.services.audit import Actor, audit_record
@@ -198,7 +198,7 @@ def _thread_and_last_message_time(
         return thread, last.first(), False
     memo = thread_memo.recall_append(workspace.pk, thread_id)
     if memo is not None and (user_id is None or memo.thread.user_id == user_id):  # a memo never refuses
-        thread = model_copy(memo.thread)
+        thread = copy.copy(memo.thread)
         thread.workspace = workspace
         return thread, memo.last_message_at, True
     with hot_sql.cursor() as cursor:

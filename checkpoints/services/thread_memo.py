@@ -18,10 +18,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypeVar
 
 from checkpoints.models import Checkpoint, Thread
-from checkpoints.models.copying import model_part
 from checkpoints.services import process_memory
+
+M = TypeVar("M", Thread, Checkpoint)
 
 LIMIT = 4096  # threads remembered per process; the oldest is forgotten first
 
@@ -52,6 +54,13 @@ _memo: dict[_Key, Remembered] = {}
 _appended: dict[tuple[int, str], Appended] = {}  # by workspace pk and thread_id
 
 
+def _part(instance: M, attnames: list[str]) -> M:
+    """A loaded instance of the same model holding only these fields, the others deferred."""
+    return type(instance).from_db(
+        instance._state.db, attnames, [getattr(instance, name) for name in attnames]
+    )
+
+
 def recall(workspace_pk: int, thread_id: str, namespace: str) -> Remembered | None:
     return _memo.get((workspace_pk, thread_id, namespace))
 
@@ -64,14 +73,14 @@ def forget(workspace_pk: int, thread_id: str, namespace: str) -> None:
 def remember(checkpoint: Checkpoint) -> None:
     """Remember the thread of a checkpoint just saved (and committed), with it as the namespace's head."""
     thread = checkpoint.thread
-    remembered = Remembered(model_part(thread, _THREAD_FIELDS), model_part(checkpoint, _HEAD_FIELDS))
+    remembered = Remembered(_part(thread, _THREAD_FIELDS), _part(checkpoint, _HEAD_FIELDS))
     key = (checkpoint.workspace_id, thread.thread_id, checkpoint.namespace)
     process_memory.keep_newest(_memo, [(key, remembered)], LIMIT)
 
 
 def appended(thread: Thread, last_message_at: datetime) -> Appended:
     """What to remember of a thread an append just wrote (taken now: the thread object may change later)."""
-    return Appended(model_part(thread, _THREAD_FIELDS), last_message_at)
+    return Appended(_part(thread, _THREAD_FIELDS), last_message_at)
 
 
 def remember_append(memo: Appended) -> None:
