@@ -26,9 +26,9 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import httpx
 
+from checkpoints.sdk.aiohttp_sender import AiohttpSender
 from checkpoints.sdk.drive import Sleep, adrive, drive
 from checkpoints.sdk.errors import CairnConnectionError, error_from_response
-from checkpoints.sdk.http1 import LeanAsyncClient, proxied
 
 T = TypeVar("T")
 HttpT = TypeVar("HttpT", httpx.Client, httpx.AsyncClient)
@@ -173,7 +173,7 @@ def encode_body(body: Any) -> bytes:
 
 
 class Answer(Protocol):
-    """What a sender hands back: an httpx.Response, or the lean client's own (`checkpoints.sdk.http1`)."""
+    """What a sender hands back: an httpx.Response, or aiohttp's read whole (`sdk.aiohttp_sender`)."""
 
     @property
     def status_code(self) -> int: ...
@@ -294,26 +294,22 @@ class SyncTransport(_Transport[httpx.Client]):
 
 
 class AsyncTransport(_Transport[httpx.AsyncClient]):
-    """Sends Calls on pooled keep-alive connections: the SDK's lean HTTP/1.1 client
-    (`checkpoints.sdk.http1`), or httpx's AsyncClient where a proxy is configured or the caller gave one.
+    """Sends Calls on pooled keep-alive connections: aiohttp's (`checkpoints.sdk.aiohttp_sender`), or the
+    caller's own httpx AsyncClient.
 
     Connections belong to the event loop that opened them, so a transport used from a new loop (a second
     `asyncio.run`) opens a fresh client for it instead of failing.
     """
 
     def _adopt(self, http_client: httpx.AsyncClient | None) -> None:
-        self._http: httpx.AsyncClient | LeanAsyncClient | None = http_client
+        self._http: httpx.AsyncClient | AiohttpSender | None = http_client
         self._loop: asyncio.AbstractEventLoop | None = None if http_client is None else _running_loop()
 
     @property
-    def http(self) -> httpx.AsyncClient | LeanAsyncClient:
+    def http(self) -> httpx.AsyncClient | AiohttpSender:
         loop = _running_loop()
         if self._http is None or (self._loop is not None and loop is not self._loop and loop is not None):
-            self._http = (
-                httpx.AsyncClient(**self._options)
-                if proxied(self._options["base_url"])
-                else LeanAsyncClient(**self._options)
-            )
+            self._http = AiohttpSender(**self._options)
             self._loop = loop
         return self._http
 

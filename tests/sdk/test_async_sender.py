@@ -1,5 +1,6 @@
-"""The SDK's lean HTTP/1.1 client (checkpoints.sdk.http1) against a real peer on a socket: a small asyncio
-server in the test's own event loop whose answers each test chooses, byte for byte."""
+"""The async SDK's sender (aiohttp, checkpoints.sdk.aiohttp_sender) against a real peer on a socket: a small
+asyncio server in the test's own event loop whose answers each test chooses, byte for byte. What is checked is
+what Cairn adds to aiohttp: the requests it composes and the httpx errors its failures become."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import httpx
 import pytest
 
 from checkpoints.sdk import AsyncClient, RetryPolicy
+from checkpoints.sdk.aiohttp_sender import AiohttpSender
 from checkpoints.sdk.errors import CairnConnectionError
-from checkpoints.sdk.http1 import LeanAsyncClient
 from checkpoints.sdk.transport import DEFAULT_LIMITS
 
 JSON_OK = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n{"ok": true}'
@@ -65,8 +66,8 @@ def run(peer: Peer, test: Callable[[str], Awaitable[Any]]) -> Any:
     return asyncio.run(main())
 
 
-def lean(base_url: str, timeout: float = 5.0) -> LeanAsyncClient:
-    return LeanAsyncClient(
+def sender(base_url: str, timeout: float = 5.0) -> AiohttpSender:
+    return AiohttpSender(
         base_url=base_url, headers={"Authorization": "Bearer k"}, timeout=timeout, limits=DEFAULT_LIMITS
     )
 
@@ -75,7 +76,7 @@ def test_it_keeps_one_connection_for_consecutive_requests_and_sends_what_httpx_w
     peer = Peer([JSON_OK] * 3)
 
     async def test(url: str) -> list[Any]:
-        client = lean(url + "/prefix/")
+        client = sender(url + "/prefix/")
         answers = [
             await client.request("GET", "/api/v1/x/", params=[("q", "a b"), ("n", "1")]),
             await client.request(
@@ -89,7 +90,7 @@ def test_it_keeps_one_connection_for_consecutive_requests_and_sends_what_httpx_w
     assert run(peer, test) == [{"ok": True}] * 3
     assert peer.connections == 1
     (first, _), (second, body), _ = peer.requests
-    assert first.startswith("GET /prefix/api/v1/x/?q=a%20b&n=1 HTTP/1.1\r\n")
+    assert first.startswith("GET /prefix/api/v1/x/?q=a+b&n=1 HTTP/1.1\r\n")
     assert f"Host: 127.0.0.1:{peer.port}\r\n" in first and "Authorization: Bearer k\r\n" in first
     assert second.startswith("POST /prefix/api/v1/y/ HTTP/1.1\r\n") and "Content-Length: 7\r\n" in second
     assert body == b'{"a":1}'
@@ -105,7 +106,7 @@ def test_it_reads_chunked_and_connection_delimited_bodies_and_skips_interim_answ
     peer = Peer([chunked, until_close, JSON_OK])
 
     async def test(url: str) -> list[Any]:
-        client = lean(url)
+        client = sender(url)
         answers = [await client.request("GET", "/a/") for _ in range(3)]
         await client.aclose()
         return [(answer.status_code, answer.json()) for answer in answers]
@@ -118,7 +119,7 @@ def test_an_idle_connection_the_server_closed_is_not_reused() -> None:
     peer = Peer([JSON_OK, JSON_OK], close_after_each=True)
 
     async def test(url: str) -> list[int]:
-        client = lean(url)
+        client = sender(url)
         first = await client.request("GET", "/a/")
         await asyncio.sleep(0.05)  # the server's end of file arrives while the connection is idle
         second = await client.request("POST", "/a/", content=b"{}")  # not idempotent: must not be lost
@@ -132,18 +133,20 @@ def test_an_idle_connection_the_server_closed_is_not_reused() -> None:
 @pytest.mark.parametrize(
     ("answer", "error"),
     [
-        (None, httpx.RemoteProtocolError),  # closed without a word
+        (None, (httpx.RemoteProtocolError, httpx.ReadError)),  # closed without a word: sent, no answer
         (b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", httpx.RemoteProtocolError),
         (b"NOT HTTP\r\n\r\n", httpx.RemoteProtocolError),
         (b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", httpx.RemoteProtocolError),
         (b"HTTP/1.1 200 OK\r\nbroken header\r\n\r\n", httpx.RemoteProtocolError),
     ],
 )
-def test_a_broken_answer_is_the_httpx_error_the_retry_policy_knows(answer: bytes | None, error: type) -> None:
+def test_a_broken_answer_is_the_httpx_error_the_retry_policy_knows(
+    answer: bytes | None, error: type | tuple[type, ...]
+) -> None:
     peer = Peer([answer])
 
     async def test(url: str) -> None:
-        client = lean(url)
+        client = sender(url)
         with pytest.raises(error):
             await client.request("GET", "/a/")
         await client.aclose()
@@ -159,7 +162,7 @@ def test_a_server_that_does_not_answer_in_time_is_a_read_timeout() -> None:
             writer.close()
 
     async def test(url: str) -> None:
-        client = lean(url, timeout=0.1)
+        client = sender(url, timeout=0.1)
         with pytest.raises(httpx.ReadTimeout):
             await client.request("GET", "/a/")
         await client.aclose()
@@ -171,20 +174,22 @@ def test_the_async_client_retries_a_refused_connection_then_says_so() -> None:
     async def test() -> None:
         retry = RetryPolicy(max_retries=2, backoff_base=0.001, backoff_max=0.002)
         async with AsyncClient("http://127.0.0.1:9", "k", retry=retry) as cairn:
-            assert isinstance(cairn.transport.http, LeanAsyncClient)
+            assert isinstance(cairn.transport.http, AiohttpSender)
             with pytest.raises(CairnConnectionError, match="ConnectError"):
                 await cairn.checkpoint_save(thread_id="t", agent_id="a", state={})
 
     asyncio.run(test())
 
 
-def test_a_proxy_in_the_environment_is_left_to_httpx(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HTTP_PROXY", "http://proxy.invalid:3128")
+def test_a_proxy_in_the_environment_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens: the proxy is what fails
     monkeypatch.delenv("NO_PROXY", raising=False)
     monkeypatch.delenv("no_proxy", raising=False)
 
     async def test() -> None:
-        async with AsyncClient("http://cairn.example:8000", "k") as cairn:
-            assert isinstance(cairn.transport.http, httpx.AsyncClient)
+        retry = RetryPolicy(max_retries=0)
+        async with AsyncClient("http://cairn.invalid:8000", "k", retry=retry) as cairn:
+            with pytest.raises(CairnConnectionError, match=r"ConnectError.*127\.0\.0\.1:9"):
+                await cairn.health()
 
     asyncio.run(test())
