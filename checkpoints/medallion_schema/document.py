@@ -187,6 +187,9 @@ class MedallionPatch:
     open_questions: list[OpenQuestion] | None = None
     affordances: Affordances | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    # The writer moved `meta.updated_at` (medallion's store writes the meta it is given): a time later than
+    # the stored one records a new version even if nothing else changes, at the server's time.
+    updated_at: datetime | None = None
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "$") -> MedallionPatch:
@@ -210,10 +213,11 @@ class MedallionPatch:
             patch.affordances = Affordances.from_dict(data["affordances"], f"{path}.affordances")
         if "meta" in data:
             meta_path = f"{path}.meta"
-            writable = ("model", "knowledge_min_ts", "knowledge_max_ts")
-            meta = obj(
-                data["meta"], meta_path, optional=writable, read_only=(*META_READ_ONLY, "source_thread_id")
-            )
+            writable = ("model", "knowledge_min_ts", "knowledge_max_ts", "updated_at")
+            read_only = (*(key for key in META_READ_ONLY if key != "updated_at"), "source_thread_id")
+            meta = dict(obj(data["meta"], meta_path, optional=writable, read_only=read_only))
+            if "updated_at" in meta:
+                patch.updated_at = timestamp(meta.pop("updated_at"), f"{meta_path}.updated_at")
             values = _writable_meta(meta, meta_path)
             patch.meta = {key: values[key] for key in meta}
         return patch

@@ -126,7 +126,8 @@ def medallion_update(
     """Change status and/or content (PATCH): a new version with its revision. A status other than active
     frees the scope for a new medallion; making one active again conflicts if the scope is taken.
     `expected_version` (If-Match) guards against overwriting a version the caller has not seen.
-    A patch that changes nothing is a no-op (no new version)."""
+    A patch that changes nothing is a no-op (no new version), unless it moves `meta.updated_at` later: then
+    it is a new version at the server's time (see docs/integrations/medallion.md)."""
     patch = (
         changes
         if isinstance(changes, schema.MedallionPatch)
@@ -152,7 +153,8 @@ def medallion_update(
             "knowledge_min_ts must not be later than knowledge_max_ts.", {"path": "$.meta"}
         )
     changed = [field for field in _TRACKED if getattr(locked, field) != before[field]]
-    if not changed:
+    touched = patch.updated_at is not None and patch.updated_at > locked.updated_at
+    if not changed and not touched:
         return locked
     locked.version += 1
     locked.updated_at = max(timezone.now(), locked.created_at)

@@ -106,6 +106,29 @@ def test_patch_refuses_an_outdated_version_and_is_a_no_op_when_nothing_changes(a
     assert MedallionRevision.objects.count() == 1
 
 
+def test_patch_moving_only_updated_at_records_a_new_version_at_the_servers_time(api: ApiClient) -> None:
+    """medallion's store writes the meta it is given, so moving `updated_at` alone moves it. Cairn's clock
+    sets the time: a later `meta.updated_at` records a new version now; an equal or earlier one changes
+    nothing (a retry, or a writer holding an older copy)."""
+    body = create(api)
+    url = f"{URL}{body['meta']['medallion_id']}/"
+    before = body["meta"]["updated_at"]
+    same = api.patch(url, {"meta": {"updated_at": before}})
+    assert same.status_code == 200 and same.json()["meta"]["version"] == 1
+    earlier = api.patch(url, {"meta": {"updated_at": "2020-01-01T00:00:00Z"}})
+    assert earlier.json()["meta"] == body["meta"]
+    moved = api.patch(url, {"meta": {"updated_at": "2999-01-01T00:00:00Z"}})
+    assert moved.status_code == 200, moved.json()
+    meta = moved.json()["meta"]
+    assert (
+        meta["version"] == 2 and before < meta["updated_at"] < "2999"
+    )  # the server's time, not the client's
+    assert moved.json()["summary"] == body["summary"] and moved["ETag"] == '"2"'
+    assert [r.version for r in MedallionRevision.objects.order_by("version")] == [1, 2]
+    bad = api.patch(url, {"meta": {"updated_at": "yesterday"}})
+    assert bad.status_code == 400 and bad.json()["error"]["details"] == {"path": "$.meta.updated_at"}
+
+
 def test_delete_removes_the_medallion_and_its_revisions_with_an_audit_event(api: ApiClient) -> None:
     body = create(api)
     url = f"{URL}{body['meta']['medallion_id']}/"

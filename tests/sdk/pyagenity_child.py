@@ -1,7 +1,7 @@
 """Run by tests/sdk/test_seed_pyagenity.py with a Python 3.12+ that has PyAgenity installed (never collected
 by pytest): a real PyAgenity graph on Cairn, and PyAgenity's own objects through the checkpointer.
 
-    python pyagenity_child.py start|resume|objects <thread_id>      (CAIRN_URL, CAIRN_API_KEY set)
+    python pyagenity_child.py start|resume|objects|parity <thread_id>      (CAIRN_URL, CAIRN_API_KEY set)
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sys
 import time
 from typing import Any
 
-from pyagenity.checkpointer import BaseCheckpointer
+from pyagenity.checkpointer import BaseCheckpointer, InMemoryCheckpointer
 from pyagenity.graph import StateGraph
 from pyagenity.state import AgentState, Message
 from pyagenity.state.message_block import TextBlock, ToolCallBlock
@@ -123,10 +123,40 @@ async def objects(checkpointer: CairnCheckpointer, config: dict[str, Any]) -> No
     )
 
 
+async def stored_as_given(checkpointer: BaseCheckpointer, config: dict[str, Any]) -> dict[str, Any]:
+    """What comes back of a plain-dict state and of the ThreadInfo put, from any checkpointer."""
+    await checkpointer.aput_state(config, {"step": 1, "notes": ["a"]})
+    plain = await checkpointer.aget_state(config)
+    await checkpointer.aput_state(config, AgentState(context=[Message.text_message("hi")]))
+    model = await checkpointer.aget_state(config)
+    named = ThreadInfo(
+        thread_id=config["thread_id"], thread_name="Trip", metadata={"tags": ["x"]}, run_id="r-1"
+    )
+    await checkpointer.aput_thread(config, named)
+    first = await checkpointer.aget_thread(config)
+    await checkpointer.aput_thread(config, ThreadInfo(thread_id=config["thread_id"]))
+    bare = await checkpointer.aget_thread(config)
+    return {
+        "plain": [type(plain).__name__, plain],
+        "model": [type(model).__name__, [m.text() for m in model.context]],
+        "named": [type(first).__name__, first.model_dump(mode="json")],
+        "bare": [type(bare).__name__, bare.model_dump(mode="json")],
+    }
+
+
+async def parity(checkpointer: CairnCheckpointer, config: dict[str, Any]) -> None:
+    """The same calls on PyAgenity's own InMemoryCheckpointer and on Cairn's."""
+    report(
+        step="parity",
+        seed=await stored_as_given(InMemoryCheckpointer(), config),
+        cairn=await stored_as_given(checkpointer, config),
+    )
+
+
 def main() -> None:
     command, thread_id = sys.argv[1], sys.argv[2]
     config = {"thread_id": thread_id, "user_id": "alice"}
-    step = {"start": start, "resume": resume, "objects": objects}[command]
+    step = {"start": start, "resume": resume, "objects": objects, "parity": parity}[command]
     asyncio.run(step(CairnCheckpointer.from_env(), config))
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -77,17 +78,17 @@ def test_it_keeps_state_messages_and_threads_async(checkpointer: CairnCheckpoint
             ThreadInfo(thread_id="conv_123", thread_name="Weather", metadata={"tags": ["w"]}, run_id="r-1"),
         )
         info = await checkpointer.aget_thread(ALICE)
-        assert (info.thread_name, info.user_id, info.run_id) == ("Weather", "alice", "r-1")
-        assert info.metadata == {"tags": ["w"], "run_id": "r-1"}
-        # The seed's default: no metadata at all.
-        assert await checkpointer.aput_thread(ALICE, ThreadInfo(thread_id="conv_123", metadata=None))
-        assert (await checkpointer.aget_thread(ALICE)).thread_name == "Weather"
+        assert (info.thread_name, info.user_id, info.run_id) == ("Weather", None, "r-1")  # as put
+        assert info.metadata == {"tags": ["w"]}
         await checkpointer.aput_state({"thread_id": "conv_456", "user_id": "alice"}, {"step": 0})
         listed = await checkpointer.alist_threads({"user_id": "alice"})
         assert sorted(t.thread_id for t in listed) == ["conv_123", "conv_456"]
         assert [
             t.thread_id for t in await checkpointer.alist_threads({"user_id": "alice"}, search="Weath")
         ] == ["conv_123"]
+        # The seed's default: no metadata at all.
+        assert await checkpointer.aput_thread(ALICE, ThreadInfo(thread_id="conv_123", metadata=None))
+        assert (await checkpointer.aget_thread(ALICE)).metadata is None
 
         assert await checkpointer.aclear_state(ALICE) is True
         assert await checkpointer.aget_state(ALICE) is None
@@ -154,3 +155,29 @@ def test_it_rebuilds_typed_states(cairn_url: str, cairn_key: str) -> None:
 class Plan:
     context: list[str]
     step: int
+
+
+def test_a_thread_info_comes_back_as_it_was_put(checkpointer: CairnCheckpointer) -> None:
+    """As PyAgenity's InMemoryCheckpointer: nothing filled in (user, update time, metadata) and nothing
+    added (run_id stays out of the metadata); each put replaces the whole ThreadInfo."""
+    named = ThreadInfo(thread_id="conv_123", thread_name="Weather", metadata={"tags": ["w"]}, run_id="r-1")
+    assert checkpointer.put_thread(ALICE, named) is True
+    assert checkpointer.get_thread(ALICE) == named
+    assert checkpointer.list_threads({"user_id": "alice"}) == [named]
+    assert [t.thread_id for t in checkpointer.list_threads({"user_id": "alice"}, search="Weath")] == [
+        "conv_123"
+    ]
+    bare = ThreadInfo(thread_id="conv_123")
+    checkpointer.put_thread(ALICE, bare)
+    assert checkpointer.get_thread(ALICE) == bare
+    assert checkpointer.list_threads({"user_id": "alice"}, search="Weath") == []  # the name went with it
+    dated = ThreadInfo(
+        thread_id="conv_123", user_id="alice", metadata={}, updated_at=datetime(2026, 11, 28, 9, tzinfo=UTC)
+    )
+    checkpointer.put_thread(ALICE, dated)
+    assert checkpointer.get_thread(ALICE) == dated
+    # A thread whose info was never put (made by a state save) is described from Cairn's thread, as
+    # PyAgenity's PgCheckpointer does.
+    checkpointer.put_state({"thread_id": "conv_456", "user_id": "alice"}, {"step": 0})
+    made = checkpointer.get_thread({"thread_id": "conv_456", "user_id": "alice"})
+    assert (made.thread_id, made.user_id, made.thread_name, made.metadata) == ("conv_456", "alice", None, {})

@@ -132,3 +132,21 @@ def test_the_local_backends_name_the_one_line_switch() -> None:
         Client.sqlite("./dev.db")
     with pytest.raises(CheckpntError, match="checkpnt's Redis backend is not part of Cairn"):
         SyncClient.redis()
+
+
+def test_an_unknown_session_has_no_latest_and_an_empty_history(cairn_url: str, cairn_key: str) -> None:
+    """checkpnt's backends answer None and [] for a session they have never seen, not an error."""
+
+    async def scenario() -> None:
+        async with Client(cairn_url, cairn_key) as client:
+            assert await client._backend.latest("agent", "never-saved") is None
+            assert await client._backend.history("agent", "never-saved") == []
+            assert await client.timeline("agent", "never-saved") == []
+            await client.save("agent", Framework.CUSTOM, {"n": 1}, session_id="saved")
+            assert await client._backend.latest("other-agent", "saved") is None
+
+    asyncio.run(scenario())
+    with SyncClient(cairn_url, cairn_key) as client:
+        assert client._backend.latest("agent", "never-saved") is None
+        assert client._backend.history("agent", "never-saved") == []
+        assert client.timeline("agent", "never-saved") == []

@@ -5,7 +5,7 @@ at construction, their pydantic-style methods, and the seed's exceptions."""
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -27,6 +27,7 @@ from checkpoints.sdk.medallion import (
     checkpoint_session,
     load_medallions_for_scope,
 )
+from tests.medallions.fixtures import eager  # noqa: F401  (fixture: jobs run when published)
 
 SCOPE = MedallionScope(graph_nodes=["repo:muse", "module:cli"], tags=["project_state"])
 
@@ -101,7 +102,7 @@ def test_the_store_has_the_seeds_methods(cairn_url: str, cairn_key: str) -> None
             await store.create(medallion)
             medallion_id = medallion.meta.medallion_id  # the server's id, written back
             assert medallion_id != "med-1" and medallion.meta.version == 1
-            with pytest.raises(StoreError, match="exactly this scope"):
+            with pytest.raises(StoreError, match=f"Medallion with ID {medallion_id} already exists"):
                 await store.create(medallion)
             medallion.summary = MedallionSummary(high_level="Project state, later.")
             await store.update(medallion)
@@ -164,3 +165,86 @@ def test_models_validate_at_construction_and_round_trip_as_json() -> None:
 def test_the_sqlite_store_names_the_one_line_switch() -> None:
     with pytest.raises(StoreError, match=r"with `MedallionStore.from_env\(\)`"):
         SQLiteMedallionStore("medallions.db")
+
+
+def _medallion(scope: MedallionScope, high_level: str) -> Medallion:
+    now = datetime.now(UTC)
+    return Medallion(
+        meta=MedallionMeta(medallion_id="local", model="me", created_at=now, updated_at=now),
+        scope=scope,
+        summary=MedallionSummary(high_level=high_level),
+        affordances=MedallionAffordances(),
+    )
+
+
+def test_a_second_medallion_for_a_scope_already_exists(cairn_url: str, cairn_key: str) -> None:
+    """One active medallion per exact scope: a second create is the seed's "already exists" StoreError,
+    naming the medallion to update; the scope is stored normalised (stripped, deduplicated, sorted)."""
+
+    async def scenario() -> None:
+        async with MedallionStore(cairn_url, cairn_key) as store:
+            first = await store.create(
+                _medallion(MedallionScope(graph_nodes=["repo:muse", "module:cli"], tags=["b", "a"]), "first")
+            )
+            assert (first.scope.graph_nodes, first.scope.tags) == (["module:cli", "repo:muse"], ["a", "b"])
+            same_scope = MedallionScope(
+                graph_nodes=[" module:cli", "repo:muse", "repo:muse"], tags=["a", "b"]
+            )
+            with pytest.raises(
+                StoreError, match=rf"^Medallion with ID {first.meta.medallion_id} already exists"
+            ):
+                await store.create(_medallion(same_scope, "second"))
+            # A scope that only overlaps is another scope: its own medallion.
+            other = await store.create(_medallion(MedallionScope(graph_nodes=["repo:muse"], tags=["a"]), "x"))
+            assert other.meta.medallion_id != first.meta.medallion_id
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.usefixtures("eager")
+def test_evidence_leaves_transcripts_and_artefacts_none_as_the_seeds_does(client: Client) -> None:
+    evidence = Evidence(session_summary="Reviewed the CLI.")
+    assert (evidence.transcripts, evidence.artefacts) == (None, None)
+    assert evidence.model_dump() == {
+        "session_summary": "Reviewed the CLI.",
+        "transcripts": None,
+        "artefacts": None,
+    }
+    given = Evidence(session_summary="s", transcripts=["a"], artefacts={"k": 1})
+    assert (given.transcripts, given.artefacts) == (["a"], {"k": 1})
+    seen: list[Evidence] = []
+
+    class RecordingLLM(NotesLLM):
+        async def generate(self, scope: MedallionScope, evidence: Evidence) -> Medallion:
+            seen.append(evidence)
+            return await super().generate(scope, evidence)
+
+    checkpoint_session(client, RecordingLLM(), SCOPE, evidence)  # a user's LLM gets what the seed's gets
+    assert (seen[0].transcripts, seen[0].artefacts) == (None, None)
+    # The server's provider takes it too (no transcripts, no artefacts).
+    served = checkpoint_session(client, None, MedallionScope(graph_nodes=["repo:other"]), evidence)
+    assert served.meta.version == 1
+
+
+def test_an_update_that_changes_only_meta_moves_updated_at(cairn_url: str, cairn_key: str) -> None:
+    """The seed's update writes the medallion's meta as given: moving `updated_at` alone moves it. Cairn
+    records a new version at the server's time (never before the previous one)."""
+
+    async def scenario() -> None:
+        async with MedallionStore(cairn_url, cairn_key) as store:
+            medallion = await store.create(_medallion(MedallionScope(graph_nodes=["repo:meta"]), "same"))
+            before = medallion.meta.updated_at
+            medallion.meta.updated_at = before + timedelta(seconds=1)
+            await store.update(medallion)
+            fetched = await store.get_by_id(medallion.meta.medallion_id)
+            assert fetched is not None and fetched.meta.version == 2
+            assert fetched.meta.updated_at > before and fetched.summary.high_level == "same"
+            # Unchanged, meta included: nothing to store, as the seed's rewrite of the same row.
+            await store.update(fetched)
+            again = await store.get_by_id(medallion.meta.medallion_id)
+            assert again is not None and (again.meta.version, again.meta.updated_at) == (
+                2,
+                fetched.meta.updated_at,
+            )
+
+    asyncio.run(scenario())

@@ -154,5 +154,35 @@ def test_pyagenity_objects_go_through_unchanged(
     assert out["typed"] == ["ReviewState", "alice"]  # config["state_class"]
     assert out["plain"] == "AgentState"  # the default, as PyAgenity's
     assert out["thread_put"] is True
-    assert out["thread"]["thread_id"] == "objects-1" and out["thread"]["user_id"] == "alice"
+    assert out["thread"]["thread_id"] == "objects-1" and out["thread"]["user_id"] is None  # as it was put
     assert (out["cleaned"], out["released"]) == (True, True)
+
+
+def test_it_returns_what_was_stored_as_pyagenitys_own_checkpointer_does(
+    pyagenity_python: str, cairn_url: str, cairn_key: str
+) -> None:
+    """A state saved as a plain dict comes back as that dict (not an empty AgentState), and `aget_thread`
+    returns the ThreadInfo as it was put: the same answers as PyAgenity's InMemoryCheckpointer."""
+    out = child(pyagenity_python, subprocess_env(cairn_url, cairn_key), "parity", "parity-1")
+    assert out["cairn"]["plain"] == ["dict", {"step": 1, "notes": ["a"]}]
+    assert out["cairn"]["model"] == ["AgentState", ["hi"]]
+    assert out["cairn"]["named"] == [
+        "ThreadInfo",
+        {
+            "thread_id": "parity-1",
+            "thread_name": "Trip",
+            "user_id": None,
+            "metadata": {"tags": ["x"]},
+            "updated_at": None,
+            "run_id": "r-1",
+        },
+    ]
+    assert out["cairn"]["bare"][1] == {
+        "thread_id": "parity-1",
+        "thread_name": None,
+        "user_id": None,
+        "metadata": None,
+        "updated_at": None,
+        "run_id": None,
+    }
+    assert out["cairn"] == out["seed"]

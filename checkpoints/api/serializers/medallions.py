@@ -119,9 +119,17 @@ MEDALLION_PATCH_SCHEMA = _object(
         "status": {"type": "string", "enum": list(schema.STATUSES)},
         "meta": _object(
             {
-                k: v
-                for k, v in _WRITABLE_META.items()
-                if k in ("model", "knowledge_min_ts", "knowledge_max_ts")
+                **{
+                    k: v
+                    for k, v in _WRITABLE_META.items()
+                    if k in ("model", "knowledge_min_ts", "knowledge_max_ts")
+                },
+                "updated_at": {
+                    "type": "string",
+                    "format": "date-time",
+                    "description": "Later than the stored one: a new version even if nothing else changes, "
+                    "stamped with the server's time (an equal or earlier value changes nothing).",
+                },
             },
             [],
         ),

@@ -95,11 +95,15 @@ def timeline_steps(
     while len(found) < limit:
         options = {"agent_id": agent_id, "include_state": include_state, "cursor": cursor}
         size = min(limit - len(found), MAX_PAGE)
-        page: Page[CairnCheckpoint] = (
-            yield call("checkpoints_list", session_id, limit=size, **options)
-            if session_id is not None
-            else call("checkpoints_timeline", limit=size, **options)
-        )
+        try:
+            page: Page[CairnCheckpoint] = (
+                yield call("checkpoints_list", session_id, limit=size, **options)
+                if session_id is not None
+                else call("checkpoints_timeline", limit=size, **options)
+            )
+        except NotFound:
+            # A session never saved to (no such thread) has no history, as in checkpnt: [] and no latest.
+            return found
         found.extend(Checkpoint.from_cairn(checkpoint) for checkpoint in page.results)
         cursor = page.next_cursor
         if not cursor:

@@ -106,13 +106,22 @@ class MedallionScope(_Model, schema.MedallionScope):
 @dataclasses.dataclass
 class Evidence(_Model, schema.Evidence):
     """Session evidence. Checked where it is used (the seed's LLMs refuse an empty summary), so building
-    one never fails; `None` transcripts or artefacts mean none."""
+    one never fails. `transcripts` and `artefacts` default to None, as the seed's do (the server reads
+    None as none)."""
 
     _schema = schema.Evidence
+    transcripts: list[str] | None = None  # type: ignore[assignment]
+    artefacts: dict[str, Any] | None = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
-        self.transcripts = list(self.transcripts or [])
-        self.artefacts = dict(self.artefacts or {})
+        """Building evidence never fails (see above): no validation here."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session_summary": self.session_summary,
+            "transcripts": None if self.transcripts is None else list(self.transcripts),
+            "artefacts": None if self.artefacts is None else dict(self.artefacts),
+        }
 
 
 @dataclasses.dataclass

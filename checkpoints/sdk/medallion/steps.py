@@ -57,7 +57,8 @@ def create_document(medallion: Medallion, thread_id: str | None = None) -> dict[
 
 
 def update_document(medallion: Medallion) -> dict[str, Any]:
-    """`PATCH medallions/{id}/`: status, content and the writable meta (the scope is the medallion's)."""
+    """`PATCH medallions/{id}/`: status, content and the writable meta (the scope is the medallion's).
+    `updated_at` too: moved later, it makes a new version even if nothing else changed, as in the seed."""
     meta = medallion.meta
     return {
         "status": meta.status,
@@ -66,6 +67,7 @@ def update_document(medallion: Medallion) -> dict[str, Any]:
             "model": meta.model,
             "knowledge_min_ts": _ts(meta.knowledge_min_ts),
             "knowledge_max_ts": _ts(meta.knowledge_max_ts),
+            "updated_at": _ts(meta.updated_at),
         },
     }
 

@@ -9,7 +9,7 @@ from typing import Any, NoReturn
 from checkpoints.sdk.aclient import AsyncClient
 from checkpoints.sdk.client_steps import arun
 from checkpoints.sdk.closing import AsyncClosing
-from checkpoints.sdk.errors import NotFound, ValidationError
+from checkpoints.sdk.errors import Conflict, NotFound, ValidationError
 from checkpoints.sdk.medallion.errors import StoreError, store_errors
 from checkpoints.sdk.medallion.models import Medallion, MedallionScope, adopt
 from checkpoints.sdk.medallion.steps import create_document, load_steps, update_document
@@ -40,8 +40,18 @@ class MedallionStore(AsyncClosing):
         `medallion.meta` and the stored medallion is returned. StoreError if an active medallion already
         has exactly this scope (update that one); SchemaValidationError if the document is invalid."""
         document = create_document(adopt(medallion))
-        with store_errors():
-            stored = adopt(await self.client.medallion_create(document))
+        try:
+            with store_errors():
+                stored = adopt(await self.client.medallion_create(document))
+        except StoreError as exc:
+            if isinstance(exc.__cause__, Conflict):
+                existing = exc.__cause__.details.get("medallion_id")
+                # The seed's wording; Cairn's rule is one active medallion per exact (normalised) scope.
+                raise StoreError(
+                    f"Medallion with ID {existing} already exists for this exact scope (one active medallion "
+                    "per scope): update it, or mark it stale first"
+                ) from exc.__cause__
+            raise
         medallion.meta = stored.meta
         return stored
 

@@ -3,6 +3,7 @@ states. PyAgenity is optional: without it, messages stay Cairn `Message`s and st
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -43,9 +44,38 @@ class FallbackThreadInfo:
 
 ThreadInfo: Any = PyAgenityThreadInfo if PYAGENITY_INSTALLED else FallbackThreadInfo
 
+# The thread metadata key holding the ThreadInfo as it was put, returned as it was (PyAgenity's
+# InMemoryCheckpointer keeps the object itself).
+THREAD_INFO_KEY = "pyagenity_thread_info"
+# The checkpoint metadata key saying how a state was saved: "data" (a plain dict, list...) comes back as it
+# was stored, "model" (a pydantic model) is rebuilt as the state class.
+STATE_KIND_KEY = "pyagenity_state"
+
+
+def thread_metadata(info: Any) -> dict[str, Any]:
+    """What Cairn's thread keeps of a `ThreadInfo`: its metadata and `run_id` (for the API and the dashboard),
+    and the whole ThreadInfo as it was put."""
+    dump = getattr(info, "model_dump", None)
+    data = dump(mode="json") if callable(dump) else dataclasses.asdict(info)
+    metadata = dict(info.metadata or {})
+    if info.run_id is not None:
+        metadata["run_id"] = info.run_id
+    metadata[THREAD_INFO_KEY] = data
+    return to_json_object(metadata, path="$.metadata")
+
 
 def thread_info(thread: Thread) -> Any:
-    """A Cairn thread as a `ThreadInfo`; `run_id` is kept in the thread's metadata."""
+    """A Cairn thread as a `ThreadInfo`: the one last put, as it was; else (a thread made by a state or a
+    message save) built from the thread, as PyAgenity's PgCheckpointer does, `run_id` from its metadata."""
+    stored = thread.metadata.get(THREAD_INFO_KEY)
+    if isinstance(stored, dict):
+        if PYAGENITY_INSTALLED:
+            return ThreadInfo.model_validate(stored)
+        known = {f.name for f in dataclasses.fields(FallbackThreadInfo)}
+        values = {key: value for key, value in stored.items() if key in known}
+        if values.get("updated_at") is not None:
+            values["updated_at"] = datetime.fromisoformat(values["updated_at"])
+        return FallbackThreadInfo(**values)
     metadata = dict(thread.metadata)
     return ThreadInfo(
         thread_id=thread.thread_id,
@@ -109,14 +139,19 @@ def to_pyagenity_message(message: Message) -> Any:
     )
 
 
-def state_data(state: Any) -> Any:
-    """What is stored of a state: a pydantic model's JSON form, anything else as it is."""
+def state_data(state: Any) -> tuple[Any, str]:
+    """What is stored of a state, and its kind: a pydantic model's JSON form ("model"), anything else as it
+    is ("data")."""
     dump = getattr(state, "model_dump", None)
-    return dump(mode="json") if callable(dump) else state
+    return (dump(mode="json"), "model") if callable(dump) else (state, "data")
 
 
-def state_value(data: Any, state_class: Any) -> Any:
-    """A stored state rebuilt as `state_class` (a pydantic model, or a class taking the fields)."""
+def state_value(data: Any, kind: Any, state_class: Any) -> Any:
+    """A stored state rebuilt as `state_class` (a pydantic model, or a class taking the fields). Without a
+    class named, a model comes back as PyAgenity's `AgentState` and plain data as it was stored (never an
+    empty AgentState: that lost every key). States saved before the kind was recorded count as models."""
+    if state_class is None:
+        state_class = AgentState if kind != "data" else None
     if state_class is None or data is None:
         return data
     validate = getattr(state_class, "model_validate", None)

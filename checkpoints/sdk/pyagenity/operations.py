@@ -68,21 +68,22 @@ class CheckpointerFlows:
         raise NotFound(f"Thread {thread_id!r} not found.", status=0)
 
     def _state_class(self, config: Mapping[str, Any]) -> Any:
-        """`config["state_class"]`, else the checkpointer's `state_type`, else PyAgenity's `AgentState`."""
-        return config.get("state_class") or self.state_type or convert.AgentState
+        """`config["state_class"]`, else the checkpointer's `state_type`, else None (convert.state_value)."""
+        return config.get("state_class") or self.state_type
 
     def put_state_flow(
         self, memory: flows.ClientMemory, config: Mapping[str, Any], state: S
     ) -> flows.Flow[S]:
         thread_id, user_id = _keys(config)
         yield from self._owned(thread_id, user_id, create=True)
+        data, kind = convert.state_data(state)
         # The server refuses (404) a save into another user's thread, so no check-then-write window remains.
         yield from saves.checkpoint_save(
             memory,
             thread_id=thread_id,
             agent_id=self.agent_id,
-            state=convert.state_data(state),
-            metadata={"user_id": user_id},
+            state=data,
+            metadata={"user_id": user_id, convert.STATE_KIND_KEY: kind},
             user_id=user_id,
         )
         return state
@@ -95,7 +96,8 @@ class CheckpointerFlows:
             head: Checkpoint = yield with_params(th_calls.thread_state(thread_id), user_id=user_id)
         except NotFound:
             return None
-        return convert.state_value(head.state, self._state_class(config))
+        kind = (head.metadata or {}).get(convert.STATE_KIND_KEY)
+        return convert.state_value(head.state, kind, self._state_class(config))
 
     def clear_state_flow(self, memory: flows.ClientMemory, config: Mapping[str, Any]) -> flows.Flow[bool]:
         thread_id, user_id = _keys(config)
@@ -159,12 +161,8 @@ class CheckpointerFlows:
         if str(thread_info.thread_id) != thread_id or (owner is not None and str(owner) != user_id):
             raise ValueError("thread_info must name the config's thread and user")
         yield from self._owned(thread_id, user_id, create=True)
-        metadata = dict(thread_info.metadata or {})
-        if thread_info.run_id is not None:
-            metadata["run_id"] = thread_info.run_id
-        changes: dict[str, Any] = {"metadata": metadata}
-        if thread_info.thread_name is not None:
-            changes["name"] = thread_info.thread_name
+        # Each put replaces the whole ThreadInfo, as in PyAgenity; the thread's name follows it.
+        changes = {"metadata": convert.thread_metadata(thread_info), "name": thread_info.thread_name or ""}
         yield th_calls.thread_patch(thread_id, changes, user_id=user_id)
         return True
 
