@@ -13,6 +13,7 @@ import warnings
 from pathlib import Path
 
 import environ
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -47,6 +48,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "csp",
     "checkpoints",
 ]
 
@@ -62,7 +64,7 @@ MIDDLEWARE = [
     "checkpoints.api.middleware.AuthenticationMiddleware",
     "checkpoints.api.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "checkpoints.dashboard.middleware.ContentSecurityPolicyMiddleware",
+    "checkpoints.dashboard.middleware.DashboardContentSecurityPolicyMiddleware",
     # Innermost: the requests agents make on every step, answered without the URL resolver and DRF's
     # dispatch; every other request, and every refusal, passes through (README, "The hot path below DRF").
     "checkpoints.api.hot_path.HotPathMiddleware",
@@ -187,11 +189,19 @@ SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
-# The dashboard has no inline scripts or styles and loads nothing from elsewhere (README: red-team round 2).
-CAIRN_DASHBOARD_CSP = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; "
-    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-)
+# The dashboard has no inline scripts or styles and loads nothing from elsewhere (docs/security.md).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
 
 # --- Request limits (README, "Configuration") ---------------------------------------------------------------
 CAIRN_MAX_BODY_BYTES = env.int("CAIRN_MAX_BODY_BYTES", default=32 * 1024 * 1024)

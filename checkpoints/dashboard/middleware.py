@@ -1,20 +1,16 @@
-"""The dashboard's Content-Security-Policy: its pages load only their own scripts, styles and images (no
-inline code, no other origins), so an injected tag can neither run nor phone home."""
+"""The dashboard's Content-Security-Policy (settings.CONTENT_SECURITY_POLICY): its pages load only their own
+scripts, styles and images (no inline code, no other origins), so an injected tag can neither run nor phone
+home. django-csp writes the header; it builds the policy for every response before it looks at its
+excluded prefixes (about 0.15 ms an API request), so only the dashboard's requests are handed to it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from csp.middleware import CSPMiddleware
+from django.http import HttpRequest, HttpResponseBase
 
 
-class ContentSecurityPolicyMiddleware:
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        response = self.get_response(request)
-        if request.path.startswith("/dashboard/"):
-            response.headers.setdefault("Content-Security-Policy", settings.CAIRN_DASHBOARD_CSP)
-        return response
+class DashboardContentSecurityPolicyMiddleware(CSPMiddleware):
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        if not request.path.startswith("/dashboard/"):
+            return self.get_response(request)
+        return super().__call__(request)
