@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import Any
+from urllib.request import getproxies, proxy_bypass
 
 import aiohttp
 import httpx
@@ -50,6 +51,16 @@ def _translated(exc: Exception) -> httpx.TransportError:
     return httpx.ReadError(str(exc) or type(exc).__name__)
 
 
+def environment_proxy(base_url: str) -> str | None:
+    """The proxy the environment names for `base_url` (`HTTP_PROXY`, `NO_PROXY`, ...), read once: aiohttp's
+    `trust_env` reads it again on every request, which costs more than the request itself."""
+    url = httpx.URL(base_url)
+    proxies = getproxies()
+    if proxy_bypass(url.host):
+        return None
+    return proxies.get(url.scheme) or proxies.get("all")
+
+
 class AiohttpSender:
     """Pooled keep-alive connections of one event loop (aiohttp's session belongs to the loop it runs in)."""
 
@@ -60,9 +71,11 @@ class AiohttpSender:
         connector = aiohttp.TCPConnector(
             limit=limits.max_connections or 0, keepalive_timeout=limits.keepalive_expiry or 15.0
         )
-        # trust_env: proxies from the environment, as httpx reads them.
         self.session = aiohttp.ClientSession(
-            connector=connector, headers=headers, timeout=_timeout(httpx.Timeout(timeout)), trust_env=True
+            connector=connector,
+            headers=headers,
+            timeout=_timeout(httpx.Timeout(timeout)),
+            proxy=environment_proxy(self.base_url),
         )
 
     async def request(

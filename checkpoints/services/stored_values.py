@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from cachetools import LRUCache
 from django.conf import settings
 from django.db.models import Case, Count, Q, QuerySet, Sum, Value, When
 from django.db.models.expressions import CombinedExpression
@@ -38,7 +40,7 @@ from checkpoints.models import Checkpoint, StoredValue, Workspace
 from checkpoints.models.thread import ByteLength
 from checkpoints.models.value import PACKED_FIELDS
 from checkpoints.packing import MARK, PACK_MIN, Packed, digests, pack
-from checkpoints.services import hot_sql, process_memory
+from checkpoints.services import hot_sql
 
 logger = logging.getLogger(__name__)
 
@@ -48,9 +50,10 @@ def grace() -> timedelta:
 
 
 # The parts this process's saves sent, by workspace pk and digest: when (the `used_at` they were sent with,
-# once the statement committed). Bounded to the newest SENT_LIMIT.
-_sent: dict[tuple[int, bytes], datetime] = {}
+# once the statement committed). Bounded: the least recently used is forgotten first.
 SENT_LIMIT = 16384
+_sent: LRUCache[tuple[int, bytes], datetime] = LRUCache(maxsize=SENT_LIMIT)
+_sent_lock = threading.Lock()  # cachetools' caches are not thread-safe
 
 
 def parts_to_store(
@@ -62,7 +65,8 @@ def parts_to_store(
     known: tuple[bytes, ...] = ()
     if skip_sent_lately:
         since = now - grace() / 4
-        known = tuple(digest for digest in parts if _sent.get((workspace_id, digest), since) > since)
+        with _sent_lock:
+            known = tuple(digest for digest in parts if _sent.get((workspace_id, digest), since) > since)
     texts = {digest: text for digest, text in parts.items() if digest not in known} if known else parts
     return hot_sql.Parts(
         workspace_id=workspace_id,
@@ -77,18 +81,22 @@ def parts_to_store(
 
 def parts_sent(parts: hot_sql.Parts) -> None:
     """Remember the parts a save's statement sent (call once it committed)."""
-    items = [((parts.workspace_id, digest), parts.used_at) for digest in parts.texts]
-    process_memory.keep_newest(_sent, items, SENT_LIMIT)
+    with _sent_lock:
+        for digest in parts.texts:
+            _sent[parts.workspace_id, digest] = parts.used_at
 
 
 def parts_not_found(parts: hot_sql.Parts) -> None:
     """A save's statement wrote nothing (some part it only named may be gone): the next one sends them."""
-    process_memory.forget(_sent, [(parts.workspace_id, digest) for digest in parts.known])
+    with _sent_lock:
+        for digest in parts.known:
+            _sent.pop((parts.workspace_id, digest), None)
 
 
 def forget_sent_parts() -> None:
     """Drop what this process remembers of the parts it sent (tests)."""
-    process_memory.forget_all(_sent)
+    with _sent_lock:
+        _sent.clear()
 
 
 def store_parts(*, workspace_id: int, parts: Mapping[bytes, str], now: datetime) -> None:

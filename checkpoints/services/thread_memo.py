@@ -16,12 +16,14 @@ thread still has that last_message_seq (every append moves it), idle TTL and use
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
 
+from cachetools import LRUCache
+
 from checkpoints.models import Checkpoint, Thread
-from checkpoints.services import process_memory
 
 M = TypeVar("M", Thread, Checkpoint)
 
@@ -50,8 +52,10 @@ class Appended:
     last_message_at: datetime  # the time of the thread's last message then
 
 
-_memo: dict[_Key, Remembered] = {}
-_appended: dict[tuple[int, str], Appended] = {}  # by workspace pk and thread_id
+# Bounded: the least recently used thread is forgotten first. cachetools' caches are not thread-safe.
+_memo: LRUCache[_Key, Remembered] = LRUCache(maxsize=LIMIT)
+_appended: LRUCache[tuple[int, str], Appended] = LRUCache(maxsize=LIMIT)  # by workspace pk and thread_id
+_lock = threading.Lock()
 
 
 def _part(instance: M, attnames: list[str]) -> M:
@@ -62,12 +66,14 @@ def _part(instance: M, attnames: list[str]) -> M:
 
 
 def recall(workspace_pk: int, thread_id: str, namespace: str) -> Remembered | None:
-    return _memo.get((workspace_pk, thread_id, namespace))
+    with _lock:
+        return _memo.get((workspace_pk, thread_id, namespace))
 
 
 def forget(workspace_pk: int, thread_id: str, namespace: str) -> None:
     """A write found the memo stale: the next one reads."""
-    process_memory.forget(_memo, [(workspace_pk, thread_id, namespace)])
+    with _lock:
+        _memo.pop((workspace_pk, thread_id, namespace), None)
 
 
 def remember(checkpoint: Checkpoint) -> None:
@@ -75,7 +81,8 @@ def remember(checkpoint: Checkpoint) -> None:
     thread = checkpoint.thread
     remembered = Remembered(_part(thread, _THREAD_FIELDS), _part(checkpoint, _HEAD_FIELDS))
     key = (checkpoint.workspace_id, thread.thread_id, checkpoint.namespace)
-    process_memory.keep_newest(_memo, [(key, remembered)], LIMIT)
+    with _lock:
+        _memo[key] = remembered
 
 
 def appended(thread: Thread, last_message_at: datetime) -> Appended:
@@ -86,18 +93,23 @@ def appended(thread: Thread, last_message_at: datetime) -> Appended:
 def remember_append(memo: Appended) -> None:
     """Remember an append's thread once it committed."""
     key = (memo.thread.workspace_id, memo.thread.thread_id)
-    process_memory.keep_newest(_appended, [(key, memo)], LIMIT)
+    with _lock:
+        _appended[key] = memo
 
 
 def recall_append(workspace_pk: int, thread_id: str) -> Appended | None:
-    return _appended.get((workspace_pk, thread_id))
+    with _lock:
+        return _appended.get((workspace_pk, thread_id))
 
 
 def forget_append(workspace_pk: int, thread_id: str) -> None:
     """An append found the memo stale: the next one reads."""
-    process_memory.forget(_appended, [(workspace_pk, thread_id)])
+    with _lock:
+        _appended.pop((workspace_pk, thread_id), None)
 
 
 def forget_all() -> None:
     """Drop everything remembered (tests)."""
-    process_memory.forget_all(_memo, _appended)
+    with _lock:
+        _memo.clear()
+        _appended.clear()
