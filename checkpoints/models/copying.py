@@ -1,5 +1,5 @@
-"""Model instances built, copied or loaded for the hot path, without the work of building one (README,
-"Performance")."""
+"""Model instances built, copied or loaded for the hot path, without the work of building one
+(docs/performance.md)."""
 
 from __future__ import annotations
 

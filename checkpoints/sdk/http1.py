@@ -1,5 +1,5 @@
-"""A lean HTTP/1.1 client on asyncio streams: what `AsyncTransport` sends its own requests with (README,
-"Python SDK").
+"""A lean HTTP/1.1 client on asyncio streams: what `AsyncTransport` sends its own requests with
+(docs/sdk.md).
 
 httpx's AsyncClient spends ~1.2 ms of CPU on a request (URL merging, cookies, anyio's stream checks), more
 than a LangGraph step's own work; writing the request and reading the answer on asyncio streams costs

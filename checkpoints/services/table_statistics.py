@@ -1,4 +1,4 @@
-"""Planner statistics for Cairn's tables, kept fresh by the web processes themselves (README, "Performance").
+"""Planner statistics for Cairn's tables, kept fresh by the web processes themselves (docs/performance.md).
 
 Every per-request statement is an indexed lookup, but PostgreSQL picks the index from table statistics. A
 table that was never analyzed looks like a page or two to the planner, and every index that starts with

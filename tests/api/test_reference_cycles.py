@@ -1,5 +1,5 @@
 """The hot requests leave nothing for Python's cycle collector: reference counting frees each request's
-objects as soon as the response is sent (README, "Performance"). Served through the WSGI application as
+objects as soon as the response is sent (docs/performance.md). Served through the WSGI application as
 gunicorn drives it (body read, response closed), not the test client, whose own bookkeeping makes cycles."""
 
 from __future__ import annotations

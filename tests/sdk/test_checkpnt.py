@@ -1,5 +1,5 @@
 """checkpnt parity against a live server: save / restore / handoff / timeline / expire with the seed's
-argument names, and the seed's bugs (the README lists them) proven absent."""
+argument names, and the seed's bugs (docs/integrations/checkpnt.md lists them) proven absent."""
 
 from __future__ import annotations
 

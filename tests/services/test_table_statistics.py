@@ -1,4 +1,4 @@
-"""Planner statistics kept fresh by the web processes (README, "Performance"): a table that changed enough is
+"""Planner statistics kept fresh by the web processes (docs/performance.md): a table that changed enough is
 analyzed, once, and a restore then seeks the index made for it."""
 
 from __future__ import annotations

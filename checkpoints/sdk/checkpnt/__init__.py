@@ -13,8 +13,8 @@
         checkpoint = await client.restore(checkpoint_id)         # checksum verified end to end
 
 `Client` is async, as in checkpnt; `SyncClient` is its blocking twin. `CheckpntSaver` and `LangGraphAdapter`
-(also in `checkpoints.sdk.checkpnt.langgraph`) load LangGraph on first use. The README's checkpnt table lists
-every difference from the seed.
+(also in `checkpoints.sdk.checkpnt.langgraph`) load LangGraph on first use. The table in
+docs/integrations/checkpnt.md lists every difference from the seed.
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@
 
 `my_llm` (the seed's `MedallionLLM`: `generate`, `update`) runs in this process and the server validates
 and stores what it writes; pass None to have the server's provider (extractive by default) write it. Every
-version is kept as a revision. The README's medallion table lists every difference from the seed.
+version is kept as a revision. The table in docs/integrations/medallion.md lists every difference from the
+seed.
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ silently listing a default user's. Cairn's state cache (Redis in production) sit
 and is never staler than it, so `aget_state_cache` is `aget_state`.
 
 With PyAgenity installed (`pip install 'cairn[pyagenity]'`, Python 3.12+), `CairnCheckpointer` is a
-PyAgenity `BaseCheckpointer`: `graph.compile(checkpointer=CairnCheckpointer.from_env())`. The README's
-PyAgenity table lists every difference from the seed.
+PyAgenity `BaseCheckpointer`: `graph.compile(checkpointer=CairnCheckpointer.from_env())`. The table in
+docs/integrations/pyagenity.md lists every difference from the seed.
 """
 
 from checkpoints.sdk.pyagenity.checkpointer import CairnCheckpointer
