@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tests.docs.pages import REPO
+from tests.docs.test_pages import WORK_WORDING
 
 SOURCES = ["checkpoints", "project", "tests", "tools"]
 DOCS_PATH = re.compile(r"(?<![\w/.-])docs/[A-Za-z0-9_./-]*[A-Za-z0-9_/]")
@@ -48,3 +49,13 @@ def test_a_path_that_does_not_exist_is_caught(tmp_path: Path) -> None:
     found = [path for _line, prose in comments_and_docstrings(source) for path in DOCS_PATH.findall(prose)]
     assert sorted(found) == ["docs/nowhere.md", "docs/storage.md"]
     assert not (REPO / "docs/nowhere.md").exists()
+
+
+def test_comments_and_docstrings_speak_of_the_product_only() -> None:
+    """No word about how the work was organised (sessions, rounds, issues) in the code's prose either."""
+    found = []
+    for root in SOURCES:
+        for source in sorted((REPO / root).rglob("*.py")):
+            for line, prose in comments_and_docstrings(source):
+                found += [f"{source.relative_to(REPO)}:{line}: {hit}" for hit in WORK_WORDING.findall(prose)]
+    assert found == []

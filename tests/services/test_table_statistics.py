@@ -27,7 +27,7 @@ def fresh_interval(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def flush_statistics() -> None:
-    """Publish this session's table counters now (PostgreSQL does so at most once a second)."""
+    """Publish this connection's table counters now (PostgreSQL does so at most once a second)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_stat_force_next_flush()")
 
