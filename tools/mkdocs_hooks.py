@@ -20,4 +20,4 @@ def on_pre_build(config: Any, **kwargs: Any) -> None:
     env = {**os.environ, "SECRET_KEY": os.environ.get("SECRET_KEY") or "docs-build-only"}
     command = [sys.executable, "manage.py", "spectacular", "--format", "openapi-json"]
     command += ["--file", str(OPENAPI), "--validate", "--fail-on-warn"]
-    subprocess.run(command, cwd=ROOT, env=env, check=True)  # nosec B603 - a fixed argv, no shell
+    subprocess.run(command, cwd=ROOT, env=env, check=True)  # nosec B603 # a fixed argv, no shell

@@ -36,7 +36,7 @@ def test_the_example_runs_against_a_live_server(
         command = ["bash", "-euo", "pipefail", "-c", block.code]
     else:
         command = [PYTHON, "-c", block.code]
-    done = subprocess.run(  # nosec B603 - the repository's own examples
+    done = subprocess.run(  # nosec B603 # the repository's own examples
         command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False
     )
     assert done.returncode == 0, f"{block.name} failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
@@ -46,7 +46,7 @@ def test_a_failing_request_fails_the_example(cairn_url: str, tmp_path: Path) -> 
     """The runner is not blind: a block whose request is refused (a wrong key: 401) fails."""
     block = next(block for block in BLOCKS if block.page == README and block.language == "sh")
     env = subprocess_env(cairn_url, "cairn_wrong_key")
-    done = subprocess.run(  # nosec B603 - the repository's own example
+    done = subprocess.run(  # nosec B603 # the repository's own example
         ["bash", "-euo", "pipefail", "-c", block.code], env=env, cwd=tmp_path, capture_output=True, timeout=60
     )
     assert done.returncode != 0

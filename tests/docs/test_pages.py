@@ -93,7 +93,7 @@ def test_no_page_quotes_a_commit_hash() -> None:
     quoted = []
     for page in published_pages():
         for token in set(HEX_TOKEN.findall(page.read_text(encoding="utf-8"))):
-            found = subprocess.run(  # nosec B603 B607 - git with a fixed argv
+            found = subprocess.run(  # nosec B603 B607 # git with a fixed argv
                 ["git", "rev-parse", "--verify", "--quiet", f"{token}^{{commit}}"],
                 cwd=REPO,
                 capture_output=True,
