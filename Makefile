@@ -5,8 +5,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
+DOCS_PORT ?= 8001
 
-.PHONY: run test lint format bench security clean
+.PHONY: run test lint format bench security docs docs-build clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Cairn needs Python 3.11+")'
@@ -37,6 +38,14 @@ bench: $(STAMP) .env
 security: $(STAMP)
 	$(BIN)/bandit -c pyproject.toml -r checkpoints project -q
 
+# The documentation site (MkDocs + Material): `make docs` serves it at http://127.0.0.1:8001 with live reload,
+# `make docs-build` builds it into site/ and fails on any warning (a broken link, a page missing from the nav).
+docs: $(STAMP)
+	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:$(DOCS_PORT)
+
+docs-build: $(STAMP)
+	$(BIN)/mkdocs build --strict
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -47,4 +56,4 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix .
 
 clean:
-	rm -rf $(VENV) .cairn .pytest_cache .mypy_cache .ruff_cache staticfiles
+	rm -rf $(VENV) .cairn .pytest_cache .mypy_cache .ruff_cache staticfiles site build/openapi.json

@@ -1,8 +1,8 @@
 """Work a request can leave until its response has been sent: filling the head cache, which the
 client does not wait for. Queued per request and run when the request finishes (Django's
 `request_finished`, which the server sends once it has written the response: gunicorn closes the response
-after its last byte), or at once outside a request (jobs, commands, the shell). See the README,
-"Performance", and docs/architecture.md."""
+after its last byte), or at once outside a request (jobs, commands, the shell). See
+docs/performance.md, and docs/architecture.md."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A Redis cache that degrades instead of failing: Redis down means slower, never a 500 (README, "Faults").
+"""A Redis cache that degrades instead of failing: Redis down means slower, never a 500 (docs/security.md).
 
 Reads miss, writes are dropped and deletes are remembered as failed (callers that need freshness check the
 return value). After a failure the backend skips Redis for a short cool-down, so a dead Redis costs one

@@ -1,5 +1,5 @@
-"""The address of the client behind a request, seen through `CAIRN_TRUSTED_PROXIES` proxies (README,
-"Production layout")."""
+"""The address of the client behind a request, seen through `CAIRN_TRUSTED_PROXIES` proxies
+(docs/operating.md)."""
 
 from __future__ import annotations
 

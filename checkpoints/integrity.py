@@ -2,7 +2,7 @@
 
 This module is shared by the server and the SDK, so it imports nothing from Django.
 
-The checksum covers the *whole immutable record* (README, "Checkpoints"), not just the state: tampering with
+The checksum covers the *whole immutable record* (docs/checkpoints.md), not just the state: tampering with
 the metadata, the step, the parent or the agent is caught as surely as tampering with the state.
 
 Canonical JSON = sorted keys, no insignificant whitespace, UTF-8 (non-ASCII kept as is), numbers exactly as

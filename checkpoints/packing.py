@@ -1,4 +1,4 @@
-"""Storing a large document once per distinct part (README, "Storage").
+"""Storing a large document once per distinct part (docs/storage.md).
 
 A checkpoint's state and context are canonical JSON text (`checkpoints.integrity`). A document shorter than
 `PACK_MIN` characters is stored as it is. A longer one is stored *packed*: its canonical text with parts cut

@@ -1,4 +1,4 @@
-"""A cache value that Redis pushes to every process, read without a round trip (README, "Authentication").
+"""A cache value that Redis pushes to every process, read without a round trip (docs/api/index.md).
 
 Whoever changes the value stores and publishes it in one round trip (`ResilientRedisCache.set_and_publish`).
 Each process subscribes once, on a connection of its own, and reads what has arrived there whenever it asks

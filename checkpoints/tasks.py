@@ -107,7 +107,7 @@ def values_collect_all_beat() -> dict[str, int]:
 
 @registered_as("pack_checkpoints_job", bind=True, base=JobTask)
 def checkpoints_pack_job(self: Task, job_pk: int) -> None:
-    """A conversion job: pack the job's workspace's checkpoints stored whole (README, "Storage")."""
+    """A conversion job: pack the job's workspace's checkpoints stored whole (docs/storage.md)."""
     job_execute(job_pk, checkpoints_pack_for_job, retryable=not is_last_attempt(self))
 
 

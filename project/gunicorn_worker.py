@@ -6,11 +6,11 @@ has arrived; Django then blocks reading the body. A client that announces a body
 every request in its event loop instead, where a stalled one costs a file descriptor and no thread, and
 submits it to the thread pool only once it is complete (`project/http_framing.py` says when); bodies over
 1 MiB are spooled to a temporary file. Django then runs exactly as under gunicorn's threaded worker: WSGI, one
-request per thread, the thread's own database connection. See the README, "Production layout".
+request per thread, the thread's own database connection. See docs/operating.md.
 
 A request that has not arrived in full within `CAIRN_REQUEST_READ_TIMEOUT_SECONDS` of its connection becoming
 ready for it is answered 408 and its connection closed; the same bound applies to a client that stops reading
-its response. HTTP/1.1 only, without TLS (terminate TLS in front, as the README says).
+its response. HTTP/1.1 only, without TLS (terminate TLS in front: docs/operating.md).
 """
 
 from __future__ import annotations

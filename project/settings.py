@@ -66,7 +66,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "checkpoints.dashboard.middleware.DashboardContentSecurityPolicyMiddleware",
     # Innermost: the requests agents make on every step, answered without the URL resolver and DRF's
-    # dispatch; every other request, and every refusal, passes through (README, "The hot path below DRF").
+    # dispatch; every other request, and every refusal, passes through (docs/architecture.md).
     "checkpoints.api.hot_path.HotPathMiddleware",
 ]
 
@@ -203,7 +203,7 @@ CONTENT_SECURITY_POLICY = {
     }
 }
 
-# --- Request limits (README, "Configuration") ---------------------------------------------------------------
+# --- Request limits (docs/configuration.md) ---------------------------------------------------------------
 CAIRN_MAX_BODY_BYTES = env.int("CAIRN_MAX_BODY_BYTES", default=32 * 1024 * 1024)
 CAIRN_MAX_JSON_DEPTH = env.int("CAIRN_MAX_JSON_DEPTH", default=128)
 # The web worker (project/gunicorn_worker.py) answers 408 to a request not received in full within this.
@@ -214,13 +214,13 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = CAIRN_MAX_BODY_BYTES + 1024
 CAIRN_MAX_CLOCK_SKEW_SECONDS = env.int("CAIRN_MAX_CLOCK_SKEW_SECONDS", default=300)
 CAIRN_MAX_TTL_SECONDS = env.int("CAIRN_MAX_TTL_SECONDS", default=10 * 365 * 24 * 3600)
 # A diff compares at most this many JSON values (both documents together): its cost grows with them, and it
-# runs in the request. README: "Diff, lineage, handoff".
+# runs in the request. docs/checkpoints.md.
 CAIRN_DIFF_MAX_NODES = env.int("CAIRN_DIFF_MAX_NODES", default=100_000)
 
 # --- REST framework ---------------------------------------------------------------------------------------
 CAIRN_THROTTLE_RATE = env.str("CAIRN_THROTTLE_RATE", default="6000/min")
 # How long a process trusts a remembered API key without reloading it. Changes made through Cairn apply at
-# once on every process; this bounds changes written around it (raw SQL). README: "Authentication".
+# once on every process; this bounds changes written around it (raw SQL). docs/api/index.md.
 CAIRN_API_KEY_CACHE_SECONDS = env.float("CAIRN_API_KEY_CACHE_SECONDS", default=30.0)
 # Sign-in throttle (dashboard and admin): this many failures per username or client address lock it for the
 # rest of the window.
@@ -272,7 +272,7 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 
-# --- Celery (README, "Background jobs and retention") -------------------------------------------------------
+# --- Celery (docs/retention.md) -------------------------------------------------------
 CAIRN_DATA_DIR = Path(env.str("CAIRN_DATA_DIR", default=str(BASE_DIR / ".cairn")))
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=600)
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=540)
@@ -325,7 +325,7 @@ CELERY_BEAT_SCHEDULE = {
     )
 }
 CAIRN_SWEEP_BATCH_SIZE = env.int("CAIRN_SWEEP_BATCH_SIZE", default=1000)
-# Packed checkpoints' parts (README, "Storage") that nothing names are deleted once no save has used them for
+# Packed checkpoints' parts (docs/storage.md) that nothing names are deleted once no save has used them for
 # this long; it bounds how long a save may take between storing its parts and inserting its checkpoint.
 CAIRN_VALUE_GRACE_SECONDS = env.int("CAIRN_VALUE_GRACE_SECONDS", default=3600)
 # A job "running" this long lost its worker and no redelivery took it over: the reaper marks it failed.

@@ -15,6 +15,6 @@ query_parameter_table()
 
 # What is loaded by now (Django, the models, the URL table: ~130,000 objects) lives as long as the process.
 # Freezing it keeps the collector's full passes from walking it again: each took ~70 ms, every few thousand
-# requests (README, "Performance").
+# requests (docs/performance.md).
 gc.collect()
 gc.freeze()

@@ -1,1 +1,1 @@
-"""The REST API (README, "The REST API"): serializers validate, views glue them to services."""
+"""The REST API (docs/api/index.md): serializers validate, views glue them to services."""

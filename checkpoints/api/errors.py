@@ -19,7 +19,7 @@ from checkpoints.exceptions import CairnError
 
 logger = logging.getLogger(__name__)
 
-# DRF exception class -> (code, status). Codes outside the README's table ("Errors") exist only for
+# DRF exception class -> (code, status). Codes outside the table in docs/api/index.md exist only for
 # conditions it does not name.
 _DRF_CODES: list[tuple[type[drf.APIException], str, int]] = [
     (drf.NotAuthenticated, "not_authenticated", 401),

@@ -13,7 +13,7 @@ query the API refuses, a 404, 409, 410 or 412 from the service) goes on to the r
 answer it as they answer every request: each error keeps one author. The service's refusals change nothing
 (a save is one transaction), so DRF's second run meets the same refusal; the key is counted once, its
 authentication and count being kept on the request. A write that fails otherwise (the database) is not run
-again: DRF's own exception handling answers it (`drfs_answer`). README: "The hot path below DRF".
+again: DRF's own exception handling answers it (`drfs_answer`). docs/architecture.md.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ An agent's request carries no `Accept` header, `*/*` or `application/json`, and 
 DRF's negotiation always picks the view's first renderer with its plain media type, after parsing the
 header and ordering its media ranges on every request (about 60 µs). This class gives that answer
 directly when the first renderer is the JSON one, and leaves every other request to DRF unchanged (so an
-`Accept: text/html` is still a 406). See the README, "Performance".
+`Accept: text/html` is still a 406). See docs/performance.md.
 """
 
 from __future__ import annotations

@@ -103,5 +103,5 @@ _CONTENT_TYPE = f"{CairnJSONRenderer.media_type}; charset={CairnJSONRenderer.cha
 def written_response(body: RawJSON, status: int = 200, headers: dict[str, str] | None = None) -> HttpResponse:
     """A body already written whole (`json_object`, `json_array`) as the response DRF's `Response` gives it
     through CairnJSONRenderer (the same bytes and Content-Type), without its rendering pass: the hot
-    answers (a checkpoint saved or restored, a task's writes) skip it (README, "Performance")."""
+    answers (a checkpoint saved or restored, a task's writes) skip it (docs/performance.md)."""
     return HttpResponse(body.encode("utf-8"), status=status, headers=headers, content_type=_CONTENT_TYPE)

@@ -3,7 +3,7 @@
 Every web process counts against the same window: a hit's number comes from one atomic increment in Redis,
 made for each request or, for a fast key whose changes Redis pushes to the process, for a lease of hits the
 process then hands out itself (`checkpoints.services.api_key_cache`). When the cache is unreachable the
-throttle fails open: the API keeps serving (the README puts availability first); the cache logs the outage.
+throttle fails open: the API keeps serving (availability first: docs/security.md); the cache logs the outage.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def key_rate(key: ApiKey) -> tuple[int, int]:
 
 
 # Hits a process takes from a key's window at once: one per request below 200 per window, so a slow key is
-# counted exactly; then a hundredth of the limit, at most 64 (README, "Rate limits").
+# counted exactly; then a hundredth of the limit, at most 64 (docs/api/index.md).
 LEASE_SHARE = 100
 LEASE_MAX = 64
 

@@ -35,7 +35,7 @@ urlpatterns = [
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
 ]
 
-# Threads and messages (README, "Threads and messages").
+# Threads and messages (docs/threads.md).
 THREAD = "threads/<cid:thread_id>/"
 urlpatterns += [
     path("threads/", th.ThreadListView.as_view(), name="threads"),
@@ -49,7 +49,7 @@ urlpatterns += [
     path("messages/", msg.WorkspaceMessagesView.as_view(), name="messages"),
 ]
 
-# Jobs and retention (README, "Background jobs and retention").
+# Jobs and retention (docs/retention.md).
 urlpatterns += [
     path("jobs/", jobs.JobListView.as_view(), name="jobs"),
     path("jobs/<uuid:job_id>/", jobs.JobDetailView.as_view(), name="job-detail"),
@@ -58,7 +58,7 @@ urlpatterns += [
     path("retention/sweep/", retention.RetentionSweepView.as_view(), name="retention-sweep"),
 ]
 
-# LangGraph saver support for the SDK (README, "LangGraph: `CairnSaver`"; checkpoints.services.langgraph).
+# LangGraph saver support for the SDK (docs/integrations/langgraph.md; checkpoints.services.langgraph).
 urlpatterns += [
     path("langgraph/checkpoints/", lg.LangGraphCheckpointsView.as_view(), name="langgraph-checkpoints"),
     path(
@@ -71,7 +71,7 @@ urlpatterns += [
     ),
     path("langgraph/runs/delete/", lg.LangGraphRunsDeleteView.as_view(), name="langgraph-runs-delete"),
 ]
-# Medallions (README, "Medallions").
+# Medallions (docs/medallions.md).
 urlpatterns += [
     path("medallions/", med.MedallionListView.as_view(), name="medallions"),
     path("medallions/checkpoint/", med.MedallionCheckpointView.as_view(), name="medallion-checkpoint"),

@@ -2,7 +2,7 @@
 
 The in-process profile (checkpoints.bench.profiling) runs requests back to back in one process. Served, a
 request arrives after the worker has waited on the network, and the same code then costs more: its share
-of a served request is larger than the profile says (README, "Performance"). This section serves Cairn
+of a served request is larger than the profile says (docs/performance.md). This section serves Cairn
 with the Procfile's own command and settings, plus two routes of its own (`LAYERS_SETTINGS`: the same
 settings, with checkpoints.bench.layers_urls as the URL configuration), and times one keep-alive client
 against each layer in turn, in rounds:

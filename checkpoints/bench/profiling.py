@@ -10,7 +10,7 @@ those).
 
 Cold caches. Back to back, a request finds its code and data in the CPU caches. Served, the worker waits
 for the network between requests while the client, PostgreSQL and gunicorn's own loop run, and the request
-then costs more: as much more as the code and data it touches (README, "Performance"). The cold phase writes
+then costs more: as much more as the code and data it touches (docs/performance.md). The cold phase writes
 a buffer larger than the caches (`EVICT_BYTES`) before each request, untimed, and times the request alone.
 
 Attribution. CATEGORIES names each category's entry points. A function's time counts to the category of

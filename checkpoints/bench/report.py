@@ -1,4 +1,4 @@
-"""The benchmark's printed tables (plain text, also pasted into README.md) and its JSON file."""
+"""The benchmark's printed tables (plain text, as docs/performance.md shows them) and its JSON file."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from checkpoints.models import Checkpoint, Thread
 LANE_WIDTH = 16
 ROW_HEIGHT = 30
 MID = ROW_HEIGHT // 2
-# A row grows taller when its label wraps (labels are never cut, see README "Charts, ids and times"); its
+# A row grows taller when its label wraps (labels are never cut, see docs/dashboard.md); its
 # SVG is stretched to the row's height (static/checkpoints/dashboard.css) and anchored at the top, so the
 # node stays beside the first line and the edges leaving the row's bottom are drawn this far down, clipped
 # at the row's bottom edge.

@@ -27,7 +27,7 @@ def model_attribute(field: str) -> str:
 class CheckpointQuerySet(models.QuerySet["Checkpoint"]):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # Packed documents come back whole (README, "Storage"); values() and values_list() do not.
+        # Packed documents come back whole (docs/storage.md); values() and values_list() do not.
         self._iterable_class = UnpackingIterable
 
     def for_workspace(self, workspace: Workspace) -> CheckpointQuerySet:
@@ -128,7 +128,7 @@ class Checkpoint(models.Model):
     expired_at = models.DateTimeField(null=True, blank=True, help_text="Set when the row became a tombstone.")
 
     objects = CheckpointQuerySet.as_manager()
-    # Parts a packed document names that are not stored, found when it was loaded (README, "Storage").
+    # Parts a packed document names that are not stored, found when it was loaded (docs/storage.md).
     missing_parts: tuple[str, ...] = ()
 
     class Meta:

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from checkpoints.models.workspace import Workspace
 
-# Client-chosen ids (thread_id, checkpoint_id, message_id) are URL-safe (README, "Threads and messages").
+# Client-chosen ids (thread_id, checkpoint_id, message_id) are URL-safe (docs/threads.md).
 CLIENT_ID_PATTERN = r"[A-Za-z0-9._:-]{1,128}"
 
 
@@ -97,8 +97,8 @@ class Thread(models.Model):
     )
     forked_from_checkpoint_id = models.CharField(max_length=128, blank=True, default="")
     forked_from_namespace = models.CharField(max_length=255, blank=True, default="")
-    # The last message seq handed out; messages take the next ones under a row lock (gapless: README,
-    # "Threads and messages").
+    # The last message seq handed out; messages take the next ones under a row lock (gapless:
+    # docs/threads.md).
     last_message_seq = models.BigIntegerField(default=0)
     # The last message seq folded into the thread's medallion (summaries start after it).
     last_summarized_seq = models.BigIntegerField(default=0)

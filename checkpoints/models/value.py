@@ -1,4 +1,4 @@
-"""The parts of packed checkpoint documents, stored once per workspace by content (README, "Storage";
+"""The parts of packed checkpoint documents, stored once per workspace by content (docs/storage.md;
 the packing itself is `checkpoints.packing`)."""
 
 from __future__ import annotations

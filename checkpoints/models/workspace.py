@@ -26,7 +26,7 @@ class Workspace(models.Model):
 
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
-    # Retention policy (README, "Retention rules"). Null means "no such rule".
+    # Retention policy (docs/retention.md). Null means "no such rule".
     default_ttl_seconds = models.PositiveBigIntegerField(
         null=True, blank=True, help_text="TTL given to checkpoints saved without one."
     )

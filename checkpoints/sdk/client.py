@@ -1,4 +1,4 @@
-"""`Client`: the blocking Python client of the Cairn REST API (README "Python SDK"), one method per endpoint.
+"""`Client`: the blocking Python client of the Cairn REST API (docs/sdk.md), one method per endpoint.
 
     from checkpoints.sdk import Client
 

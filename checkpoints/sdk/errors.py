@@ -1,4 +1,4 @@
-"""The SDK's exceptions: one class per error code of the API (README "Errors"), all under `CairnError`.
+"""The SDK's exceptions: one class per error code of the API (docs/api/index.md), all under `CairnError`.
 
 The server's envelope `{"error": {"code", "message", "details"}}` becomes the exception; the class is
 chosen by `code` (never by status alone, since 409 has three meanings). Client-side failures use the same

@@ -144,7 +144,7 @@ class CheckpointRecord:
 
 @dataclass(kw_only=True)
 class Checkpoint(CheckpointRecord):
-    """A checkpoint (README "Python SDK"). `state`, `context` and `metadata` are None in lists fetched without
+    """A checkpoint (docs/sdk.md). `state`, `context` and `metadata` are None in lists fetched without
     `include_state`, and on tombstones (`expired_at` set). `verified` is True once the SDK re-hashed the
     record and it matched `checksum`."""
 

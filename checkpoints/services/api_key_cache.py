@@ -10,7 +10,7 @@ cannot vouch for the generation reads it from Redis on every request instead, an
 at all nothing is trusted and every request reads the database. A remembered key is also reloaded after
 `CAIRN_API_KEY_CACHE_SECONDS`, the bound for changes written around Cairn (raw SQL). The key's rate window is
 counted in leases of hits taken from Redis (`RateWindow.lease`), so most requests count theirs in memory.
-See the README, "Authentication".
+See docs/api/index.md.
 """
 
 from __future__ import annotations

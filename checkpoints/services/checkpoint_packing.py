@@ -1,4 +1,4 @@
-"""Packing the checkpoints that were stored whole before packing existed (README, "Storage").
+"""Packing the checkpoints that were stored whole before packing existed (docs/storage.md).
 
 A save packs a large state or context as it stores it (`checkpoint_save.Payloads.packed`); rows saved
 earlier still hold the whole text. `checkpoints_pack` converts them in keyset batches by primary key, so its

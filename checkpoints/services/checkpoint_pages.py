@@ -1,5 +1,5 @@
 """Pages of checkpoints — a thread's timeline, LangGraph's tuples — stated once and read two ways: by one
-static statement (README, "Performance"), or as a queryset when a FilterSet filters the list further.
+static statement (docs/performance.md), or as a queryset when a FilterSet filters the list further.
 
 A page is a scope (a thread in hand, a thread by its public id, or the whole workspace) and conditions; each
 scope and each condition is written here in SQL and as its queryset side by side, so the two readings

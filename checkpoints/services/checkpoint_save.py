@@ -63,7 +63,7 @@ def _invalid(field: str, message: str, **extra: Any) -> ValidationFailed:
 @dataclass(frozen=True)
 class Payloads:
     """The canonical JSON text of a checkpoint's three documents (exactly what is hashed, and stored whole
-    or packed: README, "Storage"). `values` are the state and context as decoded, when the caller has them
+    or packed: docs/storage.md). `values` are the state and context as decoded, when the caller has them
     (packing then needs no decoding)."""
 
     state: str

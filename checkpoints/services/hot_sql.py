@@ -122,7 +122,7 @@ _INSERT = (
     f"VALUES ({', '.join(['%s'] * (len(_INSERT_FIELDS) + 1))}) RETURNING id, message_seq"
 )
 
-# The parts of a save's packed documents (README, "Storage"): store what is missing, and mark what exists as
+# The parts of a save's packed documents (docs/storage.md): store what is missing, and mark what exists as
 # used unless a save did since `stale`. ON CONFLICT takes each existing row's lock even when it updates
 # nothing, so a concurrent collector's delete waits and re-checks `used_at` (services.stored_values).
 _PART_COLUMNS = "workspace_id, digest, body, size_bytes, used_at"
@@ -135,7 +135,7 @@ _STORE_PARTS = {
     f"ON CONFLICT (workspace_id, digest) DO UPDATE SET used_at = excluded.used_at WHERE {VALUE}.used_at < %s",
 }
 
-# A save names, without sending them, the parts its process sent lately (`Parts.known`; README, "Storage"):
+# A save names, without sending them, the parts its process sent lately (`Parts.known`; docs/storage.md):
 # it writes only if they are all still stored and it runs before `Parts.deadline` (by the database's clock,
 # read after any wait for the thread's lock), and nothing otherwise (the caller then sends them).
 _PARTS_KNOWN = (

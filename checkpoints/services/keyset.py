@@ -1,6 +1,6 @@
 """A keyset seek, the one condition every page is read by: the rows strictly after a position in an ordering.
 It is written here twice, side by side: as a Q for a queryset (`Seek.after`) and in SQL for a static
-statement (`seek_sql`), so the two readings of a page cannot disagree (README, "Performance")."""
+statement (`seek_sql`), so the two readings of a page cannot disagree (docs/performance.md)."""
 
 from __future__ import annotations
 

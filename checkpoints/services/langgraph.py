@@ -14,7 +14,7 @@ Four things the REST contract lacks and a LangGraph checkpointer needs:
   checkpoint id as LangGraph orders them, across one thread or the whole workspace.
 - **Several tasks' pending writes in one request** (`langgraph_writes_put`): the async saver sends a
   thread's writes one request at a time, and the tasks whose writes queued meanwhile go together in the
-  next one (README, "Performance").
+  next one (docs/performance.md).
 - **Deleting by run** (`checkpoints_delete_for_runs`): the checkpoints of the given runs become tombstones
   (payload and pending writes deleted, ids and lineage kept), in one transaction, with an audit event.
 """

@@ -5,7 +5,7 @@ After `CAIRN_LOGIN_MAX_FAILURES` failed sign-ins for one username, or from one c
 the window ends. The client's address is read through `CAIRN_TRUSTED_PROXIES` proxies
 (`checkpoints.client_address`). The counts live in the shared cache, so every web process sees them. The
 lock is audited in each workspace of the targeted account. When Redis is down the counts cannot be kept and
-sign-in stays open, like the API's throttle (the README explains the choice).
+sign-in stays open, like the API's throttle (docs/security.md explains the choice).
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ def medallion_get(*, workspace: Workspace, medallion_id: str | uuid.UUID) -> Med
 
 
 def scope_from_query(graph_nodes: list[str], tags: list[str]) -> schema.MedallionScope:
-    """A requested scope; both sides empty is refused (it would match everything: README, "Scopes")."""
+    """A requested scope; both sides empty is refused (it would match everything: docs/medallions.md)."""
     try:
         scope = schema.MedallionScope.from_dict({"graph_nodes": graph_nodes, "tags": tags})
     except schema.SchemaError as exc:

@@ -1,6 +1,6 @@
-"""The value table's writes: storing the parts a save names, and collecting parts nothing names (README,
-"Storage"). Reads fill parts in through `checkpoints.models.value.unpack`; `stored_bytes` and its helpers
-measure what documents occupy as stored, for the storage accounting.
+"""The value table's writes: storing the parts a save names, and collecting parts nothing names
+(docs/storage.md). Reads fill parts in through `checkpoints.models.value.unpack`; `stored_bytes` and its
+helpers measure what documents occupy as stored, for the storage accounting.
 
 The collector may run while saves reuse parts. Every save marks the parts it names as used (`used_at`)
 unless a save already did within half the grace period, in the statement that stores the missing ones and
@@ -14,7 +14,7 @@ A save on PostgreSQL outside a transaction does not send the parts its process s
 grace period (`parts_to_store(..., skip_sent_lately=True)`): it names them, and its statement writes only if
 they are all still stored and it runs within a quarter of the grace period of the save's start. A part sent
 at `t` was left with `used_at >= t - grace/2`, so no collector that looks before the save commits can delete
-it before `t + grace/2`, later than that deadline (README, "Storage").
+it before `t + grace/2`, later than that deadline (docs/storage.md).
 """
 
 from __future__ import annotations
@@ -266,7 +266,7 @@ def part_sizes(workspace_id: int, named: Collection[bytes]) -> tuple[int, int]:
 
 
 def stored_bytes(*, workspace_id: int, checkpoints: QuerySet[Checkpoint] | None = None) -> DocumentSizes:
-    """What checkpoint documents are whole and what they occupy as stored (README, "Storage").
+    """What checkpoint documents are whole and what they occupy as stored (docs/storage.md).
 
     Of `checkpoints` (a queryset of the workspace's rows): their rows plus the distinct parts they name
     (three queries, one more per PARTS_PER_QUERY parts). By default, of the whole workspace: every live

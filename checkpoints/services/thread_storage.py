@@ -1,6 +1,6 @@
 """Per-thread storage accounting (a read: no lock, no audit).
 
-Checkpoint documents are measured two ways (README, "Storage"): *logical* bytes, what they are whole (the
+Checkpoint documents are measured two ways (docs/storage.md): *logical* bytes, what they are whole (the
 rows' `size_bytes`), and *stored* bytes, what they occupy: the text the rows hold (skeletons for packed
 documents, whole text otherwise) plus the distinct parts the thread's packed documents name, each part
 counted once per thread. Pending writes and messages are stored as they are, so they count the same in both.

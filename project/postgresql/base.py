@@ -4,7 +4,7 @@ Django checks a persistent connection before each request's first query with `SE
 every request, the most expensive part of a restore. A connection the server has closed (a restart, an idle
 timeout, `pg_terminate_backend`) has something to read on its socket — the server's error notice or end of
 file — while a healthy idle connection has nothing. So the socket is polled first, without waiting, and only
-a readable socket gets the full `SELECT 1`. See the README, "Performance".
+a readable socket gets the full `SELECT 1`. See docs/performance.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Assertions on the API's error bodies (the README describes their shape)."""
+"""Assertions on the API's error bodies (docs/api/index.md describes their shape)."""
 
 from __future__ import annotations
 

@@ -129,7 +129,7 @@ def _assert_uses(sql: str, index: str, label: str) -> None:
     with connection.cursor() as cursor:
         cursor.execute(f"EXPLAIN {sql}")
         text = "\n".join(row[0] for row in cursor.fetchall())
-    # The plans quoted in the README's design notes come from here (CAIRN_PRINT_PLANS=1 pytest -s ...).
+    # The plans quoted in docs/design.md come from here (CAIRN_PRINT_PLANS=1 pytest -s ...).
     if os.environ.get("CAIRN_PRINT_PLANS"):
         print(f"\n--- {label}\n{sql}\n{text}")
 

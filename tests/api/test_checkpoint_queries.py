@@ -187,7 +187,7 @@ def test_a_save_leaves_the_cache_alone_and_the_first_read_fills_it(
     django_assert_num_queries: Callable[..., Any],
     django_capture_on_commit_callbacks: Callable[..., Any],
 ) -> None:
-    # A save costs no cache write (README, "Performance"); the first read of its head reads the head from
+    # A save costs no cache write (docs/performance.md); the first read of its head reads the head from
     # the database and caches it once its response is sent; the next read is the thread row alone.
     with django_capture_on_commit_callbacks(execute=True):
         saved = warm.put("/api/v1/threads/t1/state/", {"agent_id": "a", "state": {"fresh": True}}).json()

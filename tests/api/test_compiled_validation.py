@@ -1,4 +1,4 @@
-"""The checks compiled from the hot write serializers (README, "Performance"): for any body, either they
+"""The checks compiled from the hot write serializers (docs/performance.md): for any body, either they
 refer it to DRF (None) or they give exactly DRF's validated data, and DRF's refusals are always referred;
 bodies a client really sends take the compiled path."""
 

@@ -1,4 +1,4 @@
-"""Content negotiation (README, "Performance"): the plain Accept headers agents send are answered without
+"""Content negotiation (docs/performance.md): the plain Accept headers agents send are answered without
 DRF's parsing, with exactly DRF's answer; every other request still goes through DRF's negotiation."""
 
 from __future__ import annotations

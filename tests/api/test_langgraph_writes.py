@@ -1,6 +1,6 @@
 """Several tasks' pending writes in one request (`POST langgraph/threads/{t}/writes/`): each task stored as
 the writes endpoint stores it, in order; every value checked before anything is stored; a refusal stops at
-its task; one round trip on PostgreSQL (README, "LangGraph: `CairnSaver`")."""
+its task; one round trip on PostgreSQL (docs/integrations/langgraph.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The medallion endpoints (README, "Medallions"): agent-written medallions, detail, PATCH with revisions,
+"""The medallion endpoints (docs/medallions.md): agent-written medallions, detail, PATCH with revisions,
 delete, `checkpoint` as a job (202, or the result with ?wait), and refusal of bad input with the right 4xx."""
 
 from __future__ import annotations

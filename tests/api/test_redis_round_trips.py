@@ -1,6 +1,6 @@
 """Redis round trips per API request, pinned like the query budgets (tests/api/test_checkpoint_queries.py).
 While Redis pushes key changes to the process, authentication costs none: the key's generation is read from
-the process's own subscription and its rate window counted from a lease (README, "Authentication"); without
+the process's own subscription and its rate window counted from a lease (docs/api/index.md); without
 a subscription that vouches, authentication and the rate window share one round trip. A save adds none; a
 head read adds its cache lookup, and a miss one write once the response is closed. The subscription's
 heartbeat (a PING at most once a second, whose answer nobody waits for) is not a request's round trip."""

@@ -1,5 +1,5 @@
 """The hot requests leave nothing for Python's cycle collector: reference counting frees each request's
-objects as soon as the response is sent (README, "Performance"). Served through the WSGI application as
+objects as soon as the response is sent (docs/performance.md). Served through the WSGI application as
 gunicorn drives it (body read, response closed), not the test client, whose own bookkeeping makes cycles."""
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def test_hot_requests_and_their_errors_leave_no_cycles(api: ApiClient, collector
         ("GET", "/api/v1/threads/t1/checkpoints/missing/", None, "404 Not Found"),
         ("GET", checkpoint, {"unknown": "parameter"}, "400 Bad Request"),
     ]
-    for _ in range(2):  # the first round also fills this process's caches (compiled checks, the key)
+    for _ in range(2):  # the first pass also fills this process's caches (compiled checks, the key)
         cyclic_garbage()
         for method, path, body, expected in requests:
             query = "unknown=parameter" if body == {"unknown": "parameter"} else ""

@@ -1,5 +1,5 @@
 """Logical and stored bytes of a thread over the API: `storage` on `GET threads/{id}/` and the totals of
-`storage/`, checked against sizes computed from the stored rows (README, "Storage")."""
+`storage/`, checked against sizes computed from the stored rows (docs/storage.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The value collector racing a save that reuses the parts it is about to delete (README, "Storage"), on
+"""The value collector racing a save that reuses the parts it is about to delete (docs/storage.md), on
 PostgreSQL with each side on its own connection."""
 
 from __future__ import annotations

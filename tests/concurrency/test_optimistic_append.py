@@ -164,6 +164,6 @@ def test_another_users_thread_is_not_found_outside_a_transaction(api: ApiClient)
     with statements() as seen:
         response = api.post(f"{MESSAGES}?user_id=bob", say("intruder"))
     assert response.status_code == 404, response.json()
-    # Unlocked reads only (a refusal is answered again by DRF: README, "The hot path below DRF").
+    # Unlocked reads only (a refusal is answered again by DRF: docs/architecture.md).
     assert seen and all(s["sql"].startswith("SELECT t.") and not s["in_transaction"] for s in seen)
     assert [content for _, content, _ in stored_in_order()] == ["first"]

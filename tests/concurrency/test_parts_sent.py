@@ -1,6 +1,6 @@
 """A save on PostgreSQL outside a transaction names, without sending them, the parts its process sent within a
 quarter of the grace period; its statement writes only if they are all still stored and it runs within that
-quarter period of the save's start (README, "Storage"). Here that memo is used, outlived and made wrong, and
+quarter period of the save's start (docs/storage.md). Here that memo is used, outlived and made wrong, and
 each time the checkpoint must come back whole."""
 
 from __future__ import annotations

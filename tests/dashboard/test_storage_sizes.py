@@ -1,5 +1,5 @@
 """Logical and stored bytes on the thread page and the workspace overview, checked against sizes computed
-from the stored rows (README, "Storage"): exact bytes in data attributes, human units and the saving in
+from the stored rows (docs/storage.md): exact bytes in data attributes, human units and the saving in
 the text."""
 
 from __future__ import annotations

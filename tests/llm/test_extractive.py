@@ -1,4 +1,4 @@
-"""The extractive provider on a realistic 50-message session, and its update on a second session."""
+"""The extractive provider on a realistic 50-message session, and its update with a second run's evidence."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The extractive summariser's cost grows with its evidence, not with the evidence squared: every sentence is
 read a bounded number of times, and near-duplicate decisions and questions are found through indexes
-(`checkpoints.llm.similar`), never by comparing every pair. Speed itself is measured by benchmarks (README,
-"Reliability and security"); these tests count the work, and guard against a quadratic blow-up."""
+(`checkpoints.llm.similar`), never by comparing every pair. Speed itself is measured by
+benchmarks (docs/security.md); these tests count the work, and guard against a quadratic blow-up."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def test_it_summarises_20000_transcripts_without_a_quadratic_blow_up() -> None:
     content = ExtractiveProvider().generate(SCOPE, session)
     elapsed = time.perf_counter() - started
     assert len(content.decisions) == 500 and len(content.open_questions) == 200
-    # Not a speed test: a guard with a 10x margin. The README ("Red-team findings, round 2") gives the
+    # Not a speed test: a guard with a 10x margin. docs/security.md gives the
     # benchmark, before (the pairwise version: minutes) and after (a few seconds).
     assert elapsed < 90
 

@@ -1,5 +1,5 @@
 """A realistic agent-team session (50 messages): refactoring a billing service. Decisions are stated in
-several ways, some questions are answered later in the session and some stay open; a second session answers
+several ways, some questions are answered later in the session and some stay open; a second run answers
 most of the open ones and adds decisions."""
 
 from __future__ import annotations

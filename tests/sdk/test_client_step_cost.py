@@ -1,6 +1,6 @@
 """What the SDK skips on a LangGraph step, and why each skip is exact: a message carried from step to step
 keeps its checked stored form only while it is unchanged, and a save's answer is taken as verified without
-hashing again only when it is the very record the SDK hashed (README, "Performance")."""
+hashing again only when it is the very record the SDK hashed (docs/performance.md)."""
 
 from __future__ import annotations
 

@@ -43,7 +43,9 @@ def test_the_sdk_depends_on_its_two_http_clients_only_and_the_server_is_an_extra
     extras = project["optional-dependencies"]
     server = {requirement.split("[")[0].split(">")[0].lower() for requirement in extras["server"]}
     assert server >= SERVER_DISTRIBUTIONS
-    assert "cairn[server,langgraph]" in extras["dev"]
+    # The dev tools bring the server, the LangGraph saver and the documentation site's tools.
+    assert "cairn[server,langgraph,docs]" in extras["dev"]
+    assert {requirement.split(">")[0] for requirement in extras["docs"]} >= {"mkdocs", "mkdocs-material"}
     # `make run` / `make test` install the server with the dev tools.
     assert "pip install --quiet -e '.[server,dev]'" in (REPO / "Makefile").read_text()
 

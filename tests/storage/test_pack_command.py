@@ -1,6 +1,6 @@
 """`manage.py pack_checkpoints`: checkpoints stored whole before packing existed are packed in resumable
-batches, restore to the same bytes, and a dry run reports the same numbers without writing (README,
-"Storage")."""
+batches, restore to the same bytes, and a dry run reports the same numbers without writing
+(docs/storage.md)."""
 
 from __future__ import annotations
 

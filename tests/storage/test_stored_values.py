@@ -1,5 +1,5 @@
 """Packed checkpoints through the API: stored once per workspace, read back whole, tampering caught, and
-parts collected only when nothing names them (README, "Storage")."""
+parts collected only when nothing names them (docs/storage.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """`manage.py verify_integrity` checks the stored parts of packed checkpoints too: a part altered in place
-is reported with every checkpoint naming it, and a missing part is named on its checkpoint's line (README,
-"Storage")."""
+is reported with every checkpoint naming it, and a missing part is named on its checkpoint's line
+(docs/storage.md)."""
 
 from __future__ import annotations
 

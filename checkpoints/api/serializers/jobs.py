@@ -1,4 +1,5 @@
-"""Job response shapes: `GET jobs/`, `GET jobs/{id}/`, and every endpoint answering 202 (README, "Jobs")."""
+"""Job response shapes: `GET jobs/`, `GET jobs/{id}/`, and every endpoint answering 202
+(docs/retention.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Medallion request and response shapes (README, "Medallions").
+"""Medallion request and response shapes (docs/medallions.md).
 
 Input is validated by `checkpoints.medallion_schema` (the same code the SDK uses), which names the JSON path
 of the first problem; these are the representations and the OpenAPI declarations derived from that schema.

@@ -1,4 +1,4 @@
-"""Message request and response shapes (README, "Threads and messages")."""
+"""Message request and response shapes (docs/threads.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Retention policy and preview shapes: `GET/PUT retention/`, `POST retention/preview/` (README, "Retention
-rules")."""
+"""Retention policy and preview shapes: `GET/PUT retention/`, `POST retention/preview/`
+(docs/retention.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Thread request and response shapes (README, "Threads and messages")."""
+"""Thread request and response shapes (docs/threads.md)."""
 
 from __future__ import annotations
 

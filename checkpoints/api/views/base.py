@@ -56,7 +56,7 @@ class WorkspaceAPIView(APIView):
         (the request names itself and the view in its parser context; the view names both, and itself in
         `head`, which Django's `View.setup` sets to its `get`; the response's renderer context names all
         three). Reference counting then frees a request's objects at once; the cycles left the collector a
-        pass every dozen requests (README, "Performance"). The view serves one request only."""
+        pass every dozen requests (docs/performance.md). The view serves one request only."""
         request = vars(self).get("request")
         if isinstance(request, Request):
             request.parser_context = {}

@@ -1,5 +1,5 @@
 """`manage.py pack_checkpoints [--workspace SLUG] [--batch-size N] [--dry-run]`: pack the checkpoints stored
-whole before packing existed (README, "Storage").
+whole before packing existed (docs/storage.md).
 
 Runs `checkpoints.services.checkpoint_packing.checkpoints_pack`: keyset batches, each in its own
 transaction; interrupt it and run it again to finish (rows already packed are skipped). Prints one line per

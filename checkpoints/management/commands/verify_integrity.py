@@ -1,5 +1,5 @@
 """`manage.py verify_integrity [--workspace SLUG]`: re-hash every stored checkpoint and every stored part of
-packed checkpoints (README, "Storage"); exit 1 on any mismatch.
+packed checkpoints (docs/storage.md); exit 1 on any mismatch.
 
 A part whose text no longer hashes to its digest is reported as `MISMATCH value workspace=… digest=<hex>`;
 every checkpoint naming it then fails its checksum too, and its line names the altered parts. A packed

@@ -1,4 +1,4 @@
-"""One lane per LangGraph thread for the async saver's pending writes (README, "Performance").
+"""One lane per LangGraph thread for the async saver's pending writes (docs/performance.md).
 
 Every task's writes touch their thread's row on the server, so PostgreSQL stores one thread's writes one at a
 time whatever the client does. Sent together, a step's writes only wait on that row inside the server's
