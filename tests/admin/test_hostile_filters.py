@@ -205,3 +205,51 @@ def test_the_date_hierarchies_and_filters_are_all_covered() -> None:
     assert {a.date_hierarchy for _, a in DATED} >= {a.date_hierarchy for _, a in MODEL_ADMINS} - {None}
     assert len(DATED) >= 11
     assert sum(len(a.list_filter) for _, a in MODEL_ADMINS) >= 20
+
+
+HOSTILE_IDS = ("abc", "99999999999999999999", "-1", "0", "\x00", "1\x00", "9" * 5000, "%", "1.5", "a" * 5000)
+
+
+@pytest.mark.parametrize(("model", "model_admin"), MODEL_ADMINS, ids=IDS)
+@pytest.mark.parametrize("view", ["change", "delete", "history"])
+def test_no_object_id_in_the_address_answers_500(
+    admin_client: Client,
+    everything: World,
+    model: type[models.Model],
+    model_admin: admin.ModelAdmin,
+    view: str,
+) -> None:
+    """A change, delete or history page of an object that cannot exist says so (Django's redirect to the
+    admin's index with a message) or answers 4xx."""
+    failures = []
+    for object_id in HOSTILE_IDS:
+        url = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_{view}", args=[object_id])
+        try:
+            response = admin_client.get(url)
+        except Exception as error:  # the test client re-raises the view's exception
+            failures.append(f"{type(error).__name__}: {str(error)[:120]} for {object_id[:40]!r}")
+            continue
+        if response.status_code == 302:
+            assert response["Location"] == reverse("admin:index"), object_id[:40]
+        elif not 400 <= response.status_code < 500:
+            failures.append(f"{response.status_code} for {object_id[:40]!r}")
+    assert not failures, "\n".join(failures)
+
+
+BULK = [(model, a) for model, a in MODEL_ADMINS if getattr(a, "bulk_operations", ())]
+
+
+@pytest.mark.parametrize(("model", "model_admin"), BULK, ids=[m._meta.label for m, _ in BULK])
+def test_a_bulk_operation_with_bad_filters_goes_back_to_the_list_and_says_why(
+    admin_client: Client, everything: World, model: type[models.Model], model_admin: admin.ModelAdmin
+) -> None:
+    info = model._meta.app_label, model._meta.model_name
+    field = model_admin.date_hierarchy
+    bad = ({f"{field}__year": "99999999999999999999"}, {f"{field}__year": "2026", f"{field}__month": "13"})
+    for operation in model_admin.bulk_operations:
+        url = reverse("admin:{}_{}_bulk".format(*info), args=[operation.name])
+        for query in bad:
+            response = admin_client.get(url, query, follow=True)
+            assert response.redirect_chain == [(changelist_url(model), 302)], shown(query)
+            assert INVALID_FILTERS in response.content.decode()
+            assert isinstance(response.context["cl"], ChangeList)
