@@ -9,7 +9,7 @@ fail only later, when the query is compiled or run:
 - integers too large for the database, NUL bytes in text (PostgreSQL refuses them: DataError), lookups the
   backend does not support (NotSupportedError);
 - search text longer than the database's LIKE patterns allow (SQLite: "pattern too complex"): refused
-  beyond the API's own search limit.
+  beyond the API's own search limit, here and in the autocomplete of related fields.
 
 `FilterGuardMixin` is the single place that handles them: every ModelAdmin of the site includes it.
 """
@@ -21,6 +21,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.views.main import ERROR_FLAG, ChangeList
+from django.core.exceptions import BadRequest
 from django.db import DataError, NotSupportedError, transaction
 from django.db.models.constants import LOOKUP_SEP
 from django.http import HttpRequest
@@ -40,14 +41,25 @@ INVALID_FILTERS = (
 )
 
 
+def search_refusal(term: str) -> str | None:
+    """Why `term` cannot be searched for (None: it can). As long as the API's own searches: a longer one
+    could exceed SQLite's LIKE pattern limit; PostgreSQL cannot hold a NUL character."""
+    if len(term) > MAX_QUERY_CHARS:
+        return f"The search is longer than {MAX_QUERY_CHARS} characters."
+    if "\x00" in term:
+        return "The search contains a NUL character."
+    return None
+
+
 class GuardedChangeList(ChangeList):
     """A ChangeList whose bad lookup values, found in date arithmetic or by the database, are bad lookup
     parameters like any other."""
 
     def get_queryset(self, request: HttpRequest, exclude_parameters: Any = None) -> Any:
-        # As long as the API's own searches: a longer one could exceed SQLite's LIKE pattern limit.
-        if len(self.query) > MAX_QUERY_CHARS:
-            raise IncorrectLookupParameters(f"The search is longer than {MAX_QUERY_CHARS} characters.")
+        # (A NUL never gets here: Django's search form refuses it with a message and searches nothing.)
+        refusal = search_refusal(self.query)
+        if refusal:
+            raise IncorrectLookupParameters(refusal)
         return super().get_queryset(request, exclude_parameters)
 
     def get_filters(self, request: HttpRequest) -> Any:
@@ -80,6 +92,14 @@ class FilterGuardMixin:
             return False
         allowed: bool = super().lookup_allowed(lookup, value, request)  # type: ignore[misc]
         return allowed
+
+    def get_search_results(self, request: HttpRequest, queryset: Any, search_term: str) -> Any:
+        """The changelist has refused a bad search already; other searches (the autocomplete of a related
+        field) answer 400."""
+        refusal = search_refusal(search_term)
+        if refusal:
+            raise BadRequest(refusal)
+        return super().get_search_results(request, queryset, search_term)  # type: ignore[misc]
 
     def get_changelist_instance(self, request: HttpRequest) -> ChangeList:
         try:

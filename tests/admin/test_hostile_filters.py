@@ -23,6 +23,7 @@ from django.urls import reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from checkpoints.admin.base import CairnModelAdmin
 from checkpoints.admin.changelist import INVALID_FILTERS
 from tests.dashboard.world import World
 
@@ -148,7 +149,12 @@ def test_no_list_filter_value_answers_500(
     admin_client: Client, everything: World, model: type[models.Model], model_admin: admin.ModelAdmin
 ) -> None:
     parameters = filter_parameters(admin_client, model, model_admin)
-    queries = ({parameter: value} for parameter in parameters for value in HOSTILE)
+    # Every other value also with facets shown (their counts query each filter's choices).
+    queries = (
+        {parameter: value, **({"_facets": "1"} if index % 2 else {})}
+        for parameter in parameters
+        for index, value in enumerate(HOSTILE)
+    )
     assert check_all(admin_client, model, queries) == len(parameters) * len(HOSTILE)
 
 
@@ -236,12 +242,12 @@ def test_no_object_id_in_the_address_answers_500(
     assert not failures, "\n".join(failures)
 
 
-BULK = [(model, a) for model, a in MODEL_ADMINS if getattr(a, "bulk_operations", ())]
+BULK = [(model, a) for model, a in MODEL_ADMINS if isinstance(a, CairnModelAdmin) and a.bulk_operations]
 
 
 @pytest.mark.parametrize(("model", "model_admin"), BULK, ids=[m._meta.label for m, _ in BULK])
 def test_a_bulk_operation_with_bad_filters_goes_back_to_the_list_and_says_why(
-    admin_client: Client, everything: World, model: type[models.Model], model_admin: admin.ModelAdmin
+    admin_client: Client, everything: World, model: type[models.Model], model_admin: CairnModelAdmin
 ) -> None:
     info = model._meta.app_label, model._meta.model_name
     field = model_admin.date_hierarchy
@@ -253,3 +259,26 @@ def test_a_bulk_operation_with_bad_filters_goes_back_to_the_list_and_says_why(
             assert response.redirect_chain == [(changelist_url(model), 302)], shown(query)
             assert INVALID_FILTERS in response.content.decode()
             assert isinstance(response.context["cl"], ChangeList)
+
+
+AUTOCOMPLETED = [
+    (model, field) for model, model_admin in MODEL_ADMINS for field in model_admin.autocomplete_fields
+]
+AUTOCOMPLETED_IDS = [f"{model._meta.label}.{field}" for model, field in AUTOCOMPLETED]
+
+
+@pytest.mark.parametrize(("model", "field"), AUTOCOMPLETED, ids=AUTOCOMPLETED_IDS)
+def test_no_autocomplete_search_answers_500(
+    admin_client: Client, everything: World, model: type[models.Model], field: str
+) -> None:
+    """The search behind a related field's autocomplete: results as JSON, or 400 for a search the
+    database cannot run (a NUL character, longer than the API's searches)."""
+    url = reverse("admin:autocomplete")
+    opts = model._meta
+    params = {"app_label": opts.app_label, "model_name": str(opts.model_name), "field_name": field}
+    for term in (*HOSTILE, "a" * 60_000, "demo"):
+        response = admin_client.get(url, {**params, "term": term})
+        assert response.status_code in (200, 400), f"{response.status_code} for {term[:40]!r}"
+        if response.status_code == 200:
+            assert "results" in response.json()
+    assert admin_client.get(url, {**params, "term": "\x00"}).status_code == 400
