@@ -2,10 +2,10 @@
 
 from django.contrib import admin
 
-from checkpoints.admin import activity, checkpoints, medallions, threads, workspaces
+from checkpoints.admin import accounts, activity, checkpoints, medallions, threads, workspaces
 from checkpoints.dashboard.login_form import ThrottledLoginForm
 
 # The admin signs in through the same throttled form as the dashboard.
 admin.site.login_form = ThrottledLoginForm
 
-__all__ = ["activity", "checkpoints", "medallions", "threads", "workspaces"]
+__all__ = ["accounts", "activity", "checkpoints", "medallions", "threads", "workspaces"]

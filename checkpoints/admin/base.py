@@ -17,7 +17,6 @@ from typing import Any, ClassVar, cast
 
 from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
-from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import Model, Q, QuerySet
@@ -28,6 +27,7 @@ from django.utils.functional import cached_property
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from checkpoints.admin.changelist import FilterGuardMixin
 from checkpoints.admin.columns import readable_columns
 from checkpoints.dashboard.jsonview import render_json, render_json_text
 from checkpoints.exceptions import CairnError
@@ -173,20 +173,9 @@ class BulkResult:
     skipped: int
 
 
-class BoundedDateChangeList(ChangeList):
-    """Django's date drill-down computes the end of the chosen period without catching an overflow
-    (`?created_at__year=9999` ends in year 10000): a 500. Out-of-range dates are bad lookup parameters like
-    any other here, which the admin answers by dropping them (`?e=1`)."""
-
-    def get_filters(self, request: HttpRequest) -> Any:
-        try:
-            return super().get_filters(request)
-        except (OverflowError, ValueError) as exc:
-            raise IncorrectLookupParameters(exc) from exc
-
-
-class CairnModelAdmin(admin.ModelAdmin):
-    """Base ModelAdmin: tenancy, capped counts, deferred blobs, bulk operations over every matching row."""
+class CairnModelAdmin(FilterGuardMixin, admin.ModelAdmin):
+    """Base ModelAdmin: tenancy, capped counts, deferred blobs, bulk operations over every matching row,
+    no server error from any filter value (FilterGuardMixin)."""
 
     paginator = CappedCountPaginator
     show_full_result_count = False
@@ -203,9 +192,6 @@ class CairnModelAdmin(admin.ModelAdmin):
         super().__init_subclass__(**kwargs)
         if "bulk_operations" in cls.__dict__ and "actions" not in cls.__dict__:
             cls.actions = [cls.action_for(op) for op in cls.bulk_operations]
-
-    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
-        return BoundedDateChangeList
 
     def get_list_display(self, request: HttpRequest) -> Any:
         """Times to the second (UTC) and `*_seconds` durations in human units, in every list."""
@@ -285,8 +271,7 @@ class CairnModelAdmin(admin.ModelAdmin):
         back = f"{changelist_url}?{filters}" if filters else changelist_url
         try:
             queryset = self.get_changelist_instance(request).get_queryset(request)
-        except IncorrectLookupParameters:
-            self.message_user(request, "Those filters are not valid.", messages.ERROR)
+        except IncorrectLookupParameters:  # get_changelist_instance has said why
             return HttpResponseRedirect(changelist_url)
         if request.method == "POST":
             self.report(request, chosen, self.run_bulk(request, queryset, chosen))

@@ -7,7 +7,7 @@ import re
 
 import pytest
 from django.contrib import admin
-from django.contrib.auth.models import Group, Permission
+from django.contrib.auth.models import Permission
 from django.db import connection
 from django.db.models import Model
 from django.test import Client
@@ -15,31 +15,12 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from checkpoints.models import ApiKey, AuditEvent, Checkpoint, Membership, PendingWrite, Workspace
-from checkpoints.services.checkpoints import pending_writes_put
 from checkpoints.services.workspaces import api_key_create
 from tests.dashboard.world import World, make_user
 
 pytestmark = pytest.mark.django_db
 
 REGISTRY = sorted(admin.site._registry.items(), key=lambda item: item[0]._meta.label)
-
-
-@pytest.fixture
-def everything(world: World) -> World:
-    """At least one row of every registered model."""
-    api_key_create(workspace=world.workspace, name="ops")
-    pending_writes_put(
-        workspace=world.workspace,
-        thread_id=world.thread.thread_id,
-        namespace="",
-        checkpoint_id=world.step2.checkpoint_id,
-        task_id="task-1",
-        task_path="",
-        writes=[{"channel": "messages", "value": {"text": "hi"}}],
-    )
-    Group.objects.create(name="auditors")
-    make_user("alice", workspaces=(world.workspace,))
-    return world
 
 
 def _urls(model: type[Model]) -> tuple[str, str]:
