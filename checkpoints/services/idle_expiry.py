@@ -23,6 +23,7 @@ from django.db import models
 from django.db.models import Case, Exists, ExpressionWrapper, F, OuterRef, Q, QuerySet, Value, When
 from django.db.models.lookups import GreaterThan
 
+from checkpoints.exceptions import NotFound
 from checkpoints.models import Checkpoint, Thread, Workspace
 
 SOURCE_PINNED = "pinned"
@@ -79,6 +80,17 @@ def with_idle_expiry(queryset: QuerySet[Thread], *, workspace: Any = OWN_WORKSPA
             output_field=models.CharField(),
         ),
     )
+
+
+def thread_with_idle_expiry(*, workspace: Workspace, thread_id: str) -> Thread:
+    """The workspace's thread with `effective_expires_at` and `expiry_source` (one query), for a page that
+    shows it; NotFound if there is none."""
+    threads = with_idle_expiry(Thread.objects.filter(workspace=workspace), workspace=workspace)
+    thread = threads.filter(thread_id=thread_id).first()
+    if thread is None:
+        raise NotFound(f"Thread {thread_id!r} not found.")
+    thread.workspace = workspace
+    return thread
 
 
 def idle_threads(*, now: datetime, workspace: Workspace | None = None) -> QuerySet[Thread]:
