@@ -118,3 +118,25 @@ def test_the_schema_documents_the_effective_date_and_its_rules() -> None:
     assert properties["effective_expires_at"]["nullable"] is True
     assert properties["expiry_source"]["oneOf"][0] == {"$ref": "#/components/schemas/ExpirySourceEnum"}
     assert document["components"]["schemas"]["ExpirySourceEnum"]["enum"] == ["pinned", "thread", "workspace"]
+
+
+def test_the_preview_lists_exactly_the_threads_the_expiry_then_deletes(api: ApiClient) -> None:
+    workspace = api.workspace
+    with time_machine.travel(T0, tick=False):
+        api.post("/api/v1/retention/preview/", {})  # the key and its workspace are remembered from here on
+        api.post(URL, {"thread_id": "own-long", "ttl_seconds": 90 * 86400})
+        api.post(URL, {"thread_id": "own-short", "ttl_seconds": 3600})
+        api.post(URL, {"thread_id": "plain"})
+        kept = make_checkpoint(workspace, "holds-pin")
+        api.post(f"{URL}holds-pin/checkpoints/{kept.checkpoint_id}/ttl/", {"pinned": True})
+    # A policy written around Cairn (no notice to the processes that remember the key's workspace).
+    Workspace.objects.filter(pk=workspace.pk).update(thread_idle_ttl_seconds=WEEK)
+
+    with time_machine.travel(T0 + timedelta(days=8), tick=False):
+        preview = api.post("/api/v1/retention/preview/", {}).json()
+        listed = {s["thread_id"] for s in preview["idle_threads"]["sample"]}
+        assert (listed, preview["idle_threads"]["count"]) == ({"own-short", "plain"}, 2)
+        assert preview["policy"]["thread_idle_ttl_seconds"] == WEEK
+        assert threads_expire_idle() == 2
+        remaining = {t["thread_id"] for t in api.get(URL).json()["results"]}
+    assert remaining == {"own-long", "holds-pin"}
