@@ -14,9 +14,10 @@ from checkpoints.models import AuditEvent, Checkpoint, Thread, Workspace
 from checkpoints.services.audit import Actor
 from checkpoints.services.checkpoints import checkpoint_expire, checkpoint_set_ttl
 from checkpoints.services.idle_expiry import idle_threads, with_idle_expiry
+from checkpoints.services.messages import messages_append
 from checkpoints.services.retention import retention_preview, retention_sweep, threads_expire_idle
 from checkpoints.services.threads import thread_create
-from tests.factories import make_checkpoint
+from tests.factories import make_checkpoint, make_pending_write
 
 pytestmark = pytest.mark.django_db
 
@@ -210,3 +211,37 @@ def test_the_displayed_date_the_preview_and_the_expiry_agree_on_every_combinatio
     assert preview["count"] == len(due)
     assert threads_expire_idle(now=T0) == len(due)
     assert remaining() == set(shown) - due
+
+
+@pytest.mark.django_db(transaction=True)  # outside a transaction, so PostgreSQL takes the hot path
+def test_every_kind_of_write_restarts_the_threads_own_idle_clock(
+    workspace: Workspace, time_machine: time_machine.TimeMachineFixture
+) -> None:
+    """On PostgreSQL, outside a transaction, saves, pending writes and appends take the hot path's own SQL
+    (`hot_sql`); the date it writes is the one `expires_after` gives and the expiry acts on."""
+    time_machine.move_to(T0, tick=False)
+    set_policy(workspace, 60)  # shorter than the thread's own: it does not apply
+    thread_create(workspace=workspace, actor=ACTOR, thread_id="t1", ttl_seconds=3600)
+    minute = timedelta(minutes=1)
+    writes = [
+        lambda: make_checkpoint(workspace, "t1"),
+        lambda: make_pending_write(Checkpoint.objects.get(thread__thread_id="t1")),
+        lambda: messages_append(workspace=workspace, thread_id="t1", messages=[{"role": "user"}]),
+        lambda: checkpoint_set_ttl(
+            checkpoint=Checkpoint.objects.get(thread__thread_id="t1"), actor=ACTOR, ttl_seconds=30
+        ),
+    ]
+    for n, write in enumerate(writes, start=1):
+        time_machine.move_to(T0 + 10 * n * minute, tick=False)
+        write()
+        thread = with_idle_expiry(Thread.objects.filter(thread_id="t1")).get()
+        expected = T0 + 10 * n * minute + timedelta(hours=1)
+        assert (thread.expires_at, thread.effective_expires_at, thread.expiry_source) == (  # type: ignore[attr-defined]
+            expected,
+            expected,
+            "thread",
+        ), n
+    time_machine.move_to(T0 + 100 * minute - timedelta(microseconds=1), tick=False)
+    assert threads_expire_idle() == 0
+    time_machine.move_to(T0 + 100 * minute, tick=False)
+    assert threads_expire_idle() == 1
