@@ -16,6 +16,7 @@ from checkpoints.services.audit import Actor
 from checkpoints.services.checkpoints import checkpoint_set_ttl
 from checkpoints.services.retention import threads_expire_idle
 from checkpoints.services.threads import thread_create
+from tests.dashboard.world import make_user
 from tests.factories import make_checkpoint
 
 pytestmark = pytest.mark.django_db
@@ -102,3 +103,20 @@ def test_the_retention_page_says_which_threads_the_idle_rule_spares(dash: Client
     assert "7 days after a thread's last write" in page
     assert "a thread with its own idle expiry keeps its own" in page
     assert "one holding a pinned checkpoint, is never deleted" in page
+
+
+def test_the_admin_thread_page_shows_the_same_date_and_rule(client: Client, weekly: Workspace) -> None:
+    client.force_login(make_user("root", superuser=True))
+    with time_machine.travel(T0, tick=False):
+        audited = thread_create(workspace=weekly, actor=ACTOR, thread_id="audited", ttl_seconds=90 * 86400)
+        plain = thread_create(workspace=weekly, actor=ACTOR, thread_id="plain")
+        pinned = thread_create(workspace=weekly, actor=ACTOR, thread_id="pinned", pinned=True)
+    shown = {
+        thread.thread_id: client.get(
+            reverse("admin:checkpoints_thread_change", args=[thread.pk])
+        ).content.decode()
+        for thread in (audited, plain, pinned)
+    }
+    assert "2026-05-30 12:00:00 UTC, by its own idle expiry" in shown["audited"]
+    assert "2026-03-08 12:00:00 UTC, by the workspace&#x27;s idle-thread rule" in shown["plain"]
+    assert "never (pinned)" in shown["pinned"]
