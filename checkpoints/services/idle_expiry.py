@@ -1,6 +1,6 @@
 """When a thread is deleted as idle, and which rule decides it: the one definition that the idle-thread
 expiry, the retention preview, the API's thread detail and the dashboard's thread page all read
-(docs/retention.md, "Idle threads").
+(docs/retention.md, "Which rule wins").
 
 The rules, most specific first:
 1. `pinned`: a pinned thread, or one holding a live pinned checkpoint, is never deleted as idle.
