@@ -1,5 +1,6 @@
 """Retention: the sweep (TTL expiry and keep-latest-N become tombstones), tombstone purge, idle-thread
-expiry, the dry-run preview, the workspace policy and "sweep now" as a tracked job.
+expiry, the dry-run preview, the workspace policy and "sweep now" as a tracked job. Which threads are idle,
+and by which rule, is `idle_expiry`'s (docs/retention.md).
 
 Concurrency: every write under a thread locks the thread row first (`thread_lock_or_create`), so the sweeps
 lock threads too, with `SELECT ... FOR UPDATE SKIP LOCKED` on PostgreSQL: two sweeps (or a sweep and a writer)
