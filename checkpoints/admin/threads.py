@@ -27,6 +27,7 @@ from checkpoints.admin.base import (
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import Message, Thread
 from checkpoints.services.audit import Actor
+from checkpoints.services.idle_expiry import SOURCE_PINNED, SOURCE_THREAD, with_idle_expiry
 from checkpoints.services.messages import message_delete
 from checkpoints.services.search import messages_matching
 from checkpoints.services.threads import thread_delete, thread_prune
@@ -90,6 +91,7 @@ class ThreadAdmin(ReadOnlyAdminMixin, CairnModelAdmin):
         "scope",
         "ttl_seconds",
         "expires_at",
+        "idle_expiry",
         "pinned",
         "forked_from_link",
         "forked_from_checkpoint_id",
@@ -109,6 +111,17 @@ class ThreadAdmin(ReadOnlyAdminMixin, CairnModelAdmin):
     def dashboard(self, obj: Thread) -> SafeString:
         url = reverse("dashboard:thread", kwargs={"slug": obj.workspace.slug, "thread_id": obj.thread_id})
         return format_html('<a href="{}">Open in the dashboard</a>', url)
+
+    @admin.display(description="deleted when idle")
+    def idle_expiry(self, obj: Thread) -> str:
+        """The date the idle-thread expiry acts on and its rule (`idle_expiry.with_idle_expiry`), as the
+        dashboard's thread page and the API's thread detail show it."""
+        annotated = with_idle_expiry(Thread.objects.filter(pk=obj.pk)).only("pk").get()
+        date, source = annotated.effective_expires_at, annotated.expiry_source  # type: ignore[attr-defined]
+        if date is None:
+            return "never (pinned)" if source == SOURCE_PINNED else "never (no idle rule applies)"
+        rule = "its own idle expiry" if source == SOURCE_THREAD else "the workspace's idle-thread rule"
+        return f"{date:%Y-%m-%d %H:%M:%S} UTC, by {rule}"
 
     @admin.display(description="checkpoints")
     def checkpoints_link(self, obj: Thread) -> SafeString:

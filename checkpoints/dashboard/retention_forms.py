@@ -88,7 +88,8 @@ class RetentionPolicyForm(forms.Form):
     thread_idle_ttl_seconds = DurationField(
         policy_field="thread_idle_ttl_seconds",
         label="Idle thread expiry",
-        help_text="Threads (not pinned) untouched this long are deleted. Empty: never.",
+        help_text="Threads untouched this long are deleted, unless they have their own idle expiry (it "
+        "applies instead), are pinned or hold a pinned checkpoint. Empty: only threads' own expiry applies.",
     )
     tombstone_retention_seconds = DurationField(
         policy_field="tombstone_retention_seconds",

@@ -307,7 +307,8 @@ class PendingWrite:
 
 @dataclass
 class Thread:
-    """A thread. The counts, `storage_bytes` and `head` are filled on the detail endpoint."""
+    """A thread. The counts, `storage_bytes`, `head` and the idle expiry the retention jobs act on
+    (`effective_expires_at`, set by the rule `expiry_source`) are filled on the detail endpoint."""
 
     thread_id: str
     user_id: str = ""
@@ -325,6 +326,8 @@ class Thread:
     checkpoint_count: int | None = None
     storage_bytes: int | None = None
     head: str | None = None
+    effective_expires_at: datetime | None = None
+    expiry_source: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -346,6 +349,8 @@ class Thread:
             checkpoint_count=data.get("checkpoint_count"),
             storage_bytes=data.get("storage_bytes"),
             head=data.get("head"),
+            effective_expires_at=_ts(data.get("effective_expires_at")),
+            expiry_source=data.get("expiry_source"),
             raw=data,
         )
 

@@ -1,5 +1,6 @@
 """Retention: the sweep (TTL expiry and keep-latest-N become tombstones), tombstone purge, idle-thread
-expiry, the dry-run preview, the workspace policy and "sweep now" as a tracked job.
+expiry, the dry-run preview, the workspace policy and "sweep now" as a tracked job. Which threads are idle,
+and by which rule, is `idle_expiry`'s (docs/retention.md).
 
 Concurrency: every write under a thread locks the thread row first (`thread_lock_or_create`), so the sweeps
 lock threads too, with `SELECT ... FOR UPDATE SKIP LOCKED` on PostgreSQL: two sweeps (or a sweep and a writer)
@@ -28,6 +29,7 @@ from checkpoints.integrity import format_timestamp
 from checkpoints.models import Checkpoint, Job, Thread, Workspace
 from checkpoints.services.audit import Actor, audit_record
 from checkpoints.services.checkpoints import checkpoints_tombstone
+from checkpoints.services.idle_expiry import SOURCE_THREAD, idle_threads
 from checkpoints.services.jobs import job_actor, job_submit
 from checkpoints.services.thread_rows import thread_audit
 from checkpoints.services.threads import thread_erase
@@ -122,24 +124,6 @@ def purgeable_tombstones(
     if after_sweep:
         kept_long |= Q(expired_at__isnull=True, pinned=False, expires_at__lte=cutoff)
     return Checkpoint.objects.filter(workspace=workspace).filter(kept_long)
-
-
-def idle_threads(*, now: datetime, workspace: Workspace | None = None) -> QuerySet[Thread]:
-    """Threads (not pinned) past their own idle expiry (`expires_at`) or the workspace's idle TTL."""
-    idle = Q(expires_at__lte=now)
-    # One workspace: its policy as given, so a preview can try a policy that is not saved yet.
-    policies: Iterable[tuple[int, int | None]] = (
-        [(workspace.pk, workspace.thread_idle_ttl_seconds)]
-        if workspace is not None
-        else Workspace.objects.filter(thread_idle_ttl_seconds__isnull=False).values_list(
-            "pk", "thread_idle_ttl_seconds"
-        )
-    )
-    for workspace_pk, ttl in policies:
-        if ttl:
-            idle |= Q(workspace_id=workspace_pk, updated_at__lte=now - timedelta(seconds=ttl))
-    queryset = Thread.objects.filter(pinned=False).filter(idle)
-    return queryset.filter(workspace=workspace) if workspace is not None else queryset
 
 
 # --- the sweep ----------------------------------------------------------------------------------------------
@@ -312,30 +296,35 @@ def tombstones_purge(*, now: datetime | None = None, batch_size: int | None = No
 
 
 def threads_expire_idle(*, now: datetime | None = None) -> int:
-    """Delete whole threads (not pinned) whose idle expiry has passed, with everything under them.
+    """Delete whole threads whose idle expiry has passed (`idle_expiry.idle_threads`), with everything
+    under them.
 
-    Each thread is re-checked under its row lock (a write may have just touched it) and deleted in its own
-    transaction with a `thread.expire` audit event. Returns how many threads were deleted.
+    Each thread is locked first, then re-checked by a second statement, and deleted in its own transaction
+    with a `thread.expire` audit event. The re-check reads after the lock is held, so it sees every write
+    committed before: a write or a pin (each locks the thread row first) either commits before it and keeps
+    the thread, or waits for the delete and finds no thread. Threads locked by someone else are skipped
+    (PostgreSQL; SQLite's write lock serialises). Returns how many threads were deleted.
     """
     now = now or timezone.now()
     idle = idle_threads(now=now)
     deleted = 0
     for thread_pk in list(idle.order_by("pk").values_list("pk", flat=True)):
         with transaction.atomic():
-            # of=("self",): lock the thread row only, not the workspace row the join reads.
-            thread = (
-                idle.select_for_update(skip_locked=True, of=("self",))
-                .select_related("workspace")
-                .filter(pk=thread_pk)
-                .first()
-            )
+            if not _lock_threads([thread_pk]):
+                continue  # deleted meanwhile, or locked by a writer or another expiry
+            thread = idle.select_related("workspace").filter(pk=thread_pk).first()
             if thread is None:
-                continue  # touched, pinned, deleted or locked meanwhile: not idle (any more), or not ours
+                continue  # touched or pinned meanwhile: not idle any more
             details: dict[str, Any] = {
                 "thread_id": thread.thread_id,
                 "updated_at": format_timestamp(thread.updated_at),
                 "expires_at": format_timestamp(thread.expires_at) if thread.expires_at else None,
-                "idle_ttl_seconds": thread.ttl_seconds or thread.workspace.thread_idle_ttl_seconds,
+                "idle_ttl_seconds": (
+                    thread.ttl_seconds
+                    if thread.expiry_source == SOURCE_THREAD  # type: ignore[attr-defined]
+                    else thread.workspace.thread_idle_ttl_seconds
+                ),
+                "expiry_source": thread.expiry_source,  # type: ignore[attr-defined]
             }
             details.update(thread_erase(thread))
             thread_audit(

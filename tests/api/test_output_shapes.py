@@ -72,7 +72,15 @@ def test_the_documented_fields_are_the_rendered_keys() -> None:
     thread = Thread(thread_id="t", user_id="", name="", tags=[], metadata={}, scope={}, created_at=WHEN)
     thread.updated_at = WHEN
     assert list(ThreadSerializer.render(thread) or {}) == list(ThreadSerializer().fields)
-    for name in ("message_count", "checkpoint_count", "storage_bytes", "storage", "head"):
+    for name in (
+        "message_count",
+        "checkpoint_count",
+        "storage_bytes",
+        "storage",
+        "head",
+        "effective_expires_at",
+        "expiry_source",
+    ):
         setattr(thread, name, None)
     assert list(ThreadDetailSerializer.render(thread) or {}) == list(ThreadDetailSerializer().fields)
     message = Message(message_id="m", seq=1, role="user", content="hi", metadata={}, created_at=WHEN)

@@ -59,6 +59,8 @@ def test_it_creates_a_thread_with_every_field_and_renders_the_contract_shape(api
         "storage_bytes": 0,
         "storage": {"logical_bytes": 0, "stored_bytes": 0},
         "head": None,
+        "effective_expires_at": "2026-03-01T13:00:00.000000Z",
+        "expiry_source": "thread",
     }
     # The schema serializer declares exactly the keys the view renders.
     assert set(ThreadDetailSerializer().fields) == set(response.json())

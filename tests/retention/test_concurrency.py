@@ -8,7 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from checkpoints.exceptions import Gone
@@ -110,3 +110,62 @@ def test_it_two_concurrent_idle_expiries_delete_and_audit_each_thread_once() -> 
     assert (
         len(set(AuditEvent.objects.filter(action="thread.expire").values_list("target_id", flat=True))) == 30
     )
+
+
+@pytest.mark.parametrize("order", ["forward", "backward"])
+def test_it_an_idle_expiry_racing_pins_never_deletes_a_checkpoint_whose_pin_was_acknowledged(
+    order: str,
+) -> None:
+    workspace = WorkspaceFactory.create(slug="acme")
+    Workspace.objects.filter(pk=workspace.pk).update(thread_idle_ttl_seconds=60)
+    saved = [make_checkpoint(workspace, f"t{n}", state={"n": n}) for n in range(40)]
+    if order == "backward":
+        saved.reverse()
+    # A pin touches its thread, but at the real time: by `later` the workspace rule alone would delete it
+    # again. Only the pin keeps the thread.
+    later = timezone.now() + timedelta(minutes=5)
+    acknowledged: list[int] = []
+
+    def pin_all() -> None:
+        for checkpoint in saved:
+            try:
+                checkpoint_set_ttl(checkpoint=checkpoint, actor=Actor.system("test"), pinned=True)
+            except (Thread.DoesNotExist, Checkpoint.DoesNotExist, Gone):
+                continue  # the expiry deleted the thread first: the pin was refused, not acknowledged
+            acknowledged.append(checkpoint.pk)
+
+    deleted, _ = run_together(lambda: threads_expire_idle(now=later), pin_all)
+
+    kept = Checkpoint.objects.filter(pk__in=acknowledged, pinned=True, expired_at__isnull=True)
+    assert kept.count() == len(acknowledged)
+    assert Thread.objects.count() == len(acknowledged) == 40 - deleted
+    # A later expiry keeps every thread that holds a pin.
+    assert threads_expire_idle(now=later + timedelta(days=1)) == 0
+
+
+def test_it_an_idle_expiry_skips_a_thread_while_a_pin_is_being_written_and_then_keeps_it() -> None:
+    workspace = WorkspaceFactory.create(slug="acme")
+    Workspace.objects.filter(pk=workspace.pk).update(thread_idle_ttl_seconds=60)
+    saved = make_checkpoint(workspace, "t1", state={"keep": True})
+    later = timezone.now() + timedelta(minutes=5)
+    pin_written, expiry_done = threading.Event(), threading.Event()
+
+    def pin() -> None:
+        with transaction.atomic():  # the pin holds the thread's row lock until it commits
+            checkpoint_set_ttl(checkpoint=saved, actor=Actor.system("test"), pinned=True)
+            pin_written.set()
+            assert expiry_done.wait(timeout=30)
+
+    def expire() -> int:
+        assert pin_written.wait(timeout=30)
+        try:
+            return threads_expire_idle(now=later)
+        finally:
+            expiry_done.set()
+
+    _, deleted = run_together(pin, expire)
+
+    assert deleted == 0  # the thread was locked: skipped, not waited for
+    assert threads_expire_idle(now=later) == 0  # committed: the pin keeps it
+    row = Checkpoint.objects.get(pk=saved.pk)
+    assert row.pinned and row.expired_at is None

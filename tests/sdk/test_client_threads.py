@@ -33,9 +33,11 @@ def test_it_manages_threads(client: Client) -> None:
     detail = client.thread_get("t-main")
     assert (detail.head, detail.checkpoint_count, detail.message_count) == (first.checkpoint_id, 1, 1)
     assert detail.storage_bytes and detail.storage_bytes > 0
+    assert detail.expiry_source == "thread" and detail.effective_expires_at == detail.expires_at
 
     updated = client.thread_update("t-main", name="Renamed", tags=["red", "hot"], pinned=True)
     assert (updated.name, updated.tags, updated.pinned) == ("Renamed", ["red", "hot"], True)
+    assert (updated.effective_expires_at, updated.expiry_source) == (None, "pinned")
 
     second = client.checkpoint_save(thread_id="t-main", agent_id="a", state={"n": 2}).checkpoint
     fork = client.thread_fork("t-main", checkpoint_id=first.checkpoint_id, new_thread_id="t-fork")

@@ -22,6 +22,7 @@ from checkpoints.api.output import OutputSerializer
 from checkpoints.api.pagination import page_serializer
 from checkpoints.api.serializers.checkpoints import StrictChoiceField
 from checkpoints.models import Thread
+from checkpoints.services.idle_expiry import EXPIRY_SOURCES
 from checkpoints.services.threads import PRUNE_STRATEGIES
 
 
@@ -90,6 +91,8 @@ THREAD_READ_ONLY = frozenset(
         "storage_bytes",
         "storage",
         "head",
+        "effective_expires_at",
+        "expiry_source",
         "workspace",
     }
 )
@@ -171,7 +174,11 @@ class ThreadSerializer(OutputSerializer):
     metadata = serializers.DictField()
     scope = ScopeOutSerializer()
     ttl_seconds = serializers.IntegerField(allow_null=True)
-    expires_at = serializers.DateTimeField(allow_null=True)
+    expires_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="The thread's own idle expiry (its last write + ttl_seconds); null without ttl_seconds. "
+        "The detail's effective_expires_at is the date the idle-thread expiry acts on.",
+    )
     pinned = serializers.BooleanField()
     forked_from = ForkedFromSerializer(allow_null=True)
     created_at = serializers.DateTimeField()
@@ -196,13 +203,27 @@ class StorageSummarySerializer(serializers.Serializer):
 
 
 class ThreadDetailSerializer(ThreadSerializer):
-    """A thread with the counts of `ThreadQuerySet.with_stats` and its storage, logical and as stored."""
+    """A thread with the counts of `ThreadQuerySet.with_stats`, its storage, logical and as stored, and when
+    the idle-thread expiry deletes it (`idle_expiry.with_idle_expiry`; docs/retention.md)."""
 
     message_count = serializers.IntegerField()
     checkpoint_count = serializers.IntegerField(help_text="Readable checkpoints, every namespace.")
     storage_bytes = serializers.IntegerField(help_text="The `totals.bytes` of `storage/` (logical bytes).")
     storage = StorageSummarySerializer()
     head = serializers.CharField(allow_null=True, help_text="checkpoint_id of the root namespace's head.")
+    effective_expires_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="When the idle-thread expiry deletes this thread, by the rule in `expiry_source`; null: "
+        "never (pinned, or no idle rule applies). Unlike `expires_at` (the thread's own idle expiry), this "
+        "is the date the expiry acts on.",
+    )
+    expiry_source = serializers.ChoiceField(
+        choices=EXPIRY_SOURCES,
+        allow_null=True,
+        help_text="The rule that sets `effective_expires_at`: `thread` (its own `ttl_seconds`), `workspace` "
+        "(the workspace's `thread_idle_ttl_seconds`), `pinned` (the thread is pinned or holds a live pinned "
+        "checkpoint: never deleted as idle), or null (no idle rule applies).",
+    )
 
 
 ThreadPageSerializer = page_serializer("ThreadPageSerializer", ThreadSerializer)

@@ -17,7 +17,7 @@ from checkpoints.api.serializers.retention import (
     RetentionPreviewSerializer,
 )
 from checkpoints.api.views.base import WorkspaceAPIView
-from checkpoints.models import ApiKey
+from checkpoints.models import ApiKey, Workspace
 from checkpoints.services.retention import (
     retention_policy,
     retention_policy_update,
@@ -56,7 +56,10 @@ class RetentionPreviewView(WorkspaceAPIView):
     )
     def post(self, request: Request) -> Response:
         self.validated(RetentionPreviewRequestSerializer)
-        return Response(retention_preview(workspace=self.workspace))
+        # The policy as the jobs read it (the key's remembered workspace may lag a change made around
+        # Cairn), so the preview lists exactly what they then do.
+        workspace = Workspace.objects.get(pk=self.workspace.pk)
+        return Response(retention_preview(workspace=workspace))
 
 
 class RetentionSweepView(WorkspaceAPIView):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import QuerySet
 from django.urls import reverse
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -28,7 +29,9 @@ from checkpoints.api.serializers.threads import (
 from checkpoints.api.views.base import USER_PARAM, WorkspaceAPIView
 from checkpoints.exceptions import NotFound, ValidationFailed
 from checkpoints.models import Thread
+from checkpoints.models.thread import ThreadQuerySet
 from checkpoints.services.checkpoint_reads import checkpoint_get, thread_get
+from checkpoints.services.idle_expiry import with_idle_expiry
 from checkpoints.services.thread_storage import storage_summary, with_stored_sizes
 from checkpoints.services.threads import (
     thread_copy,
@@ -50,23 +53,30 @@ class ThreadScopedView(WorkspaceAPIView):
         if not with_stats:
             return thread_get(workspace=self.workspace, thread_id=thread_id, user_id=self.query_user_id())
         queryset = Thread.objects.for_workspace(self.workspace).for_user(self.query_user_id())
-        thread = with_stored_sizes(queryset.with_stats(timezone.now())).filter(thread_id=thread_id).first()
+        thread = detailed(queryset).filter(thread_id=thread_id).first()
         if thread is None:
             raise NotFound(f"Thread {thread_id!r} not found.")
         return thread
 
     def detail_response(self, thread: Thread, code: int = status.HTTP_200_OK) -> Response:
-        """The thread with its counts, sizes and head (one query, whatever the thread holds, and two more
-        when it has packed documents: `render_detail`)."""
-        detailed = with_stored_sizes(Thread.objects.with_stats(timezone.now())).get(pk=thread.pk)
+        """The thread with its counts, sizes, head and idle expiry (one query, whatever the thread holds, and
+        two more when it has packed documents: `render_detail`)."""
+        thread = detailed(Thread.objects.all()).get(pk=thread.pk)
         headers = {}
         if code == status.HTTP_201_CREATED:
             headers["Location"] = reverse("api:thread-detail", kwargs={"thread_id": thread.thread_id})
-        return Response(render_detail(detailed), status=code, headers=headers)
+        return Response(render_detail(thread), status=code, headers=headers)
+
+
+def detailed(queryset: ThreadQuerySet) -> QuerySet[Thread]:
+    """The threads with what the detail shows besides their own fields, each a subquery or join of the one
+    query: counts and head (`with_stats`), sizes (`with_stored_sizes`) and the idle expiry the retention
+    jobs act on (`with_idle_expiry`, by the thread's workspace's current policy)."""
+    return with_idle_expiry(with_stored_sizes(queryset.with_stats(timezone.now())))
 
 
 def render_detail(thread: Thread) -> dict[str, Any] | None:
-    """The detail shape of a thread annotated by `with_stats` and `with_stored_sizes`, with its storage."""
+    """The detail shape of a thread annotated by `detailed`, with its storage."""
     thread.storage = storage_summary(thread)  # type: ignore[attr-defined]
     return ThreadDetailSerializer.render(thread)
 

@@ -13,7 +13,7 @@ from checkpoints.dashboard.paging import DashboardPage
 from checkpoints.dashboard.queries import LogicalAndStored, threads_for_list
 from checkpoints.dashboard.tree import build_trees
 from checkpoints.models import Checkpoint, Job, Medallion, Message, Thread, Workspace
-from checkpoints.services.checkpoint_reads import thread_get
+from checkpoints.services.idle_expiry import thread_with_idle_expiry
 from checkpoints.services.medallion_summaries import thread_scope
 from checkpoints.services.search import messages_matching
 from checkpoints.services.thread_storage import thread_storage
@@ -46,7 +46,7 @@ def _messages(request: HttpRequest, thread: Thread, form: MessageSearchForm) -> 
 
 @workspace_view
 def thread_detail(request: HttpRequest, workspace: Workspace, thread_id: str) -> HttpResponse:
-    thread = thread_get(workspace=workspace, thread_id=thread_id)
+    thread = thread_with_idle_expiry(workspace=workspace, thread_id=thread_id)
     now = timezone.now()
     checkpoints = list(
         Checkpoint.objects.filter(thread=thread).without_payload().newest_first()[: TREE_CAP + 1]

@@ -60,8 +60,16 @@ class PinAction(CheckpointAction):
 
     def explanation(self, target: Checkpoint) -> str:
         if self.pinned:
-            return "A pinned checkpoint never expires, whatever its TTL or the retention policy says."
-        return "Unpinned, the checkpoint expires again at its expiry time (if it has one)."
+            return (
+                "A pinned checkpoint never expires, whatever its TTL or the retention policy says: no TTL, "
+                "keep-latest or idle-thread rule removes it, and its thread is not deleted as idle while it "
+                "holds it."
+            )
+        return (
+            "Unpinned, the checkpoint expires again at its expiry time (if it has one), keep-latest may "
+            "turn it into a tombstone, and its thread can be deleted as idle again (its idle clock "
+            "restarts now)."
+        )
 
     def perform(self, workspace: Workspace, target: Checkpoint, form: forms.Form) -> HttpResponse:
         checkpoint_set_ttl(checkpoint=target, actor=actor_for(self.request), pinned=self.pinned)
