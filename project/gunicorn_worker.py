@@ -215,8 +215,10 @@ class BufferingWorker(ThreadWorker):
         super().run()
 
     def wait_for_and_dispatch_events(self, timeout: float) -> None:
-        super().wait_for_and_dispatch_events(0.0 if self.turns else timeout)
-        while self.turns and self.busy < self.cfg.threads:
+        # With a thread free, the listener is polled (without waiting) before a pipelined request gets it.
+        turn = bool(self.turns) and self.busy < self.cfg.threads
+        super().wait_for_and_dispatch_events(0.0 if turn else timeout)
+        while turn and self.turns and self.busy < self.cfg.threads:
             self.enqueue_req(self.turns.popleft())
 
     def set_accept_enabled(self, enabled: bool) -> None:
@@ -264,13 +266,21 @@ class BufferingWorker(ThreadWorker):
             conn,
             error_response(refusal.status, refusal.reason, refusal.code, refusal.message, refusal.details),
         )
-        with contextlib.suppress(OSError):
+        self._linger(conn)
+
+    def _linger(self, conn: BufferedConn) -> None:
+        """Close gracefully without blocking the loop (gunicorn's graceful close waits in the loop)."""
+        try:
+            conn.sock.setblocking(False)
             conn.sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            return self._close(conn)
         conn.lingering = True
         conn.deadline = time.monotonic() + LINGER_SECONDS
         if conn not in self.reading:
             self.reading[conn] = None
             self.poller.register(conn.sock, selectors.EVENT_READ, partial(self._on_readable, conn))
+        return None
 
     def _on_readable(self, conn: BufferedConn, _sock: socket.socket) -> None:
         if conn.lingering:
@@ -395,12 +405,15 @@ class BufferingWorker(ThreadWorker):
         self.busy -= 1
         if conn.output is not None and conn.output.backlog:
             # The client has not taken the whole response yet: the loop sends the rest, within the deadline.
-            conn.sock.setblocking(False)
+            try:
+                conn.sock.setblocking(False)
+                self.poller.register(conn.sock, selectors.EVENT_WRITE, partial(self._on_writable, conn))
+            except (OSError, ValueError):  # the thread closed the connection (a failed response)
+                return self._close(conn)
             conn.deadline = time.monotonic() + self.read_timeout
             self.writing[conn] = fs
-            self.poller.register(conn.sock, selectors.EVENT_WRITE, partial(self._on_writable, conn))
-            return
-        self._after_response(conn, fs)
+            return None
+        return self._after_response(conn, fs)
 
     def _on_writable(self, conn: BufferedConn, _sock: socket.socket) -> None:
         assert conn.output is not None
@@ -427,8 +440,12 @@ class BufferingWorker(ThreadWorker):
             self.turns.append(conn)
         elif keep_alive and conn.source.pending:
             self.enqueue_req(conn)  # part of the next request is here: read the rest in the loop
+        elif keep_alive:
+            super().finish_request(conn, fs)  # kept alive, in gunicorn's own poller
+        elif conn.sock.fileno() < 0:
+            self._close(conn)  # closed by the thread already
         else:
-            super().finish_request(conn, fs)
+            self._linger(conn)
 
 
 def _has_data(sock: socket.socket) -> bool:

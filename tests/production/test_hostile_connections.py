@@ -169,16 +169,26 @@ def _closing(hostile: list[Hostile]) -> None:
         conn.sock.close()
 
 
-def test_unfinished_large_request_heads_hold_no_worker(web: Gunicorn) -> None:
+@pytest.mark.parametrize(
+    ("head_bytes", "statuses"),
+    [
+        (HEAD_BYTES, {431}),  # over the server's head limit: refused at once
+        (60 * 1024, {408}),  # under it, a line added every second: refused at the deadline, not after
+    ],
+)
+def test_unfinished_large_request_heads_hold_no_worker(
+    web: Gunicorn, head_bytes: int, statuses: set[int]
+) -> None:
     line = b"X-Padding-%04d: " + b"a" * 1000 + b"\r\n"
     head = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n" + b"".join(
-        line.replace(b"%04d", b"%04d" % n) for n in range(HEAD_BYTES // len(line) + 1)
+        line.replace(b"%04d", b"%04d" % n) for n in range(head_bytes // len(line) + 1)
     )
-    assert len(head) > HEAD_BYTES and not head.endswith(b"\r\n\r\n")
+    assert len(head) > head_bytes - len(line) and not head.endswith(b"\r\n\r\n")
     hostile, probes = _hold(web, head, lambda n: b"X-More-%d: b\r\n" % n)
     try:
         probes.assert_all_answered()
-        _assert_refused_or_closed_in_time(hostile, {400, 408, 431})
+        _assert_refused_or_closed_in_time(hostile, statuses)
+        assert {conn.status for conn in hostile} == statuses
     finally:
         _closing(hostile)
 
