@@ -9,8 +9,12 @@ submits it to the thread pool only once it is complete (`project/http_framing.py
 request per thread, the thread's own database connection. See docs/operating.md.
 
 A request that has not arrived in full within `CAIRN_REQUEST_READ_TIMEOUT_SECONDS` of its connection becoming
-ready for it is answered 408 and its connection closed; the same bound applies to a client that stops reading
-its response. HTTP/1.1 only, without TLS (terminate TLS in front: docs/operating.md).
+ready for it is answered 408 and its connection closed; a request the framing refuses (a head over 64 KiB, a
+body over the limit, ...) is answered by the loop at once, without a thread. The thread never waits for a
+client either: it sends what the socket takes without blocking and leaves the rest of the response to the
+loop (`ResponseOutput`), which closes a connection whose response is not taken in full within the same
+deadline. HTTP/1.1 only, without TLS (terminate TLS in front: docs/operating.md). See
+docs/architecture.md, "Slow and hostile clients".
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import os
 import selectors
 import socket
 import time
+from collections import deque
 from concurrent.futures import Future
 from functools import partial
 from tempfile import SpooledTemporaryFile
@@ -30,15 +35,15 @@ from typing import Any
 
 from django.conf import settings
 from gunicorn.http import errors as http_errors
-from gunicorn.http.message import Request
 from gunicorn.http.parser import RequestParser
 from gunicorn.workers.gthread import TConn, ThreadWorker
 
-from project.http_framing import RequestFraming
+from project.http_framing import Refusal, RequestFraming
 
 SPOOL_MEMORY_BYTES = 1024 * 1024  # a body over this waits in a temporary file, not in memory
 RECV_BYTES = 64 * 1024
 MAX_READ_PER_EVENT = 1024 * 1024  # then the loop serves other connections before reading more of this one
+LINGER_SECONDS = 2.0  # after a refusal, how long the loop reads and drops what the client still sends
 # Requests gunicorn's parser refuses as malformed (400); a bad header the application sent is not one.
 MALFORMED = (
     http_errors.InvalidRequestLine, http_errors.InvalidRequestMethod, http_errors.InvalidHTTPVersion,
@@ -106,6 +111,61 @@ class SpooledSource:
         self._spool.close()
 
 
+class ResponseOutput:
+    """What the thread writes a response to, in place of the socket (gunicorn's `Response` calls `sendall`).
+    It sends what the socket takes without waiting; the rest waits in `backlog` for the event loop, so a
+    client that does not read holds memory for the response, never a thread. Everything else is the
+    socket's."""
+
+    def __init__(self, sock: socket.socket, *, continue_sent: bool) -> None:
+        self.sock = sock
+        self.continue_sent = continue_sent
+        self.backlog: deque[memoryview] = deque()
+
+    def sendall(self, data: bytes | bytearray | memoryview) -> None:
+        view = memoryview(data if isinstance(data, bytes) else bytes(data))
+        if not self.backlog:
+            with contextlib.suppress(BlockingIOError, InterruptedError):
+                while view:
+                    view = view[self.sock.send(view, socket.MSG_DONTWAIT) :]
+        if view:
+            self.backlog.append(view)
+
+    def send(self, data: bytes) -> int:
+        if data == CONTINUE and self.continue_sent:
+            self.continue_sent = False  # the loop sent it already; a second one would confuse clients
+        else:
+            self.sendall(data)
+        return len(data)
+
+    def sendfile(self, file: Any, offset: int = 0, count: int | None = None) -> int:
+        file.seek(offset)
+        sent = 0
+        while count is None or sent < count:
+            data = file.read(RECV_BYTES if count is None else min(RECV_BYTES, count - sent))
+            if not data:
+                break
+            self.sendall(data)
+            sent += len(data)
+        return sent
+
+    def flush(self) -> bool:
+        """Send what the socket takes now (the loop calls this when it is writable); True once all is sent."""
+        while self.backlog:
+            try:
+                sent = self.sock.send(self.backlog[0], socket.MSG_DONTWAIT)
+            except (BlockingIOError, InterruptedError):
+                return False
+            if sent == len(self.backlog[0]):
+                self.backlog.popleft()
+            else:
+                self.backlog[0] = self.backlog[0][sent:]
+        return True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.sock, name)
+
+
 class BufferedConn(TConn):
     initialized: bool  # set by gunicorn's TConn
 
@@ -115,8 +175,10 @@ class BufferedConn(TConn):
         super().__init__(cfg, sock, client, server)
         self.source = SpooledSource(sock, worker.read_timeout)
         self.framing = RequestFraming(max_body_bytes=worker.max_body_bytes)
-        self.deadline: float | None = None  # when the request being read must be complete
+        self.deadline: float | None = None  # when the request being read (or the response) must be through
         self.continue_sent = False
+        self.output: ResponseOutput | None = None  # the response the loop is still sending
+        self.lingering = False  # refused: the loop drops what the client still sends, then closes
         self.data_ready = True  # gunicorn's wait for a first byte in the thread: the request is here already
 
     def init(self) -> None:
@@ -143,9 +205,21 @@ class BufferingWorker(ThreadWorker):
         # Django is set up by now (gunicorn loads the application before run()).
         self.read_timeout = float(settings.CAIRN_REQUEST_READ_TIMEOUT_SECONDS)
         self.max_body_bytes = int(settings.CAIRN_MAX_BODY_BYTES)
-        self.reading: dict[BufferedConn, None] = {}  # connections whose request the loop is reading, in order
+        # Connections the loop reads a request from (or lingers on after a refusal), or sends a response to.
+        self.reading: dict[BufferedConn, None] = {}
+        self.writing: dict[BufferedConn, Future[Any]] = {}
+        # Connections whose next (pipelined) request is here in full: they get a thread after the connections
+        # waiting to be accepted, so a client pipelining many requests cannot keep newcomers out.
+        self.turns: deque[BufferedConn] = deque()
         self.busy = 0  # requests submitted to the thread pool and not finished
         super().run()
+
+    def wait_for_and_dispatch_events(self, timeout: float) -> None:
+        # With a thread free, the listener is polled (without waiting) before a pipelined request gets it.
+        turn = bool(self.turns) and self.busy < self.cfg.threads
+        super().wait_for_and_dispatch_events(0.0 if turn else timeout)
+        while turn and self.turns and self.busy < self.cfg.threads:
+            self.enqueue_req(self.turns.popleft())
 
     def set_accept_enabled(self, enabled: bool) -> None:
         # A process whose threads are all busy leaves new connections to the other processes (as a sync worker
@@ -171,6 +245,8 @@ class BufferingWorker(ThreadWorker):
             conn.deadline = conn.deadline or time.monotonic() + self.read_timeout
             if not self._receive(conn):
                 return self._close(conn)
+        if conn.framing.ready == 1 and conn.framing.refusal is not None:
+            return self._refuse(conn, conn.framing.refusal)
         if conn.framing.ready:
             conn.framing.ready -= 1
             conn.deadline = None
@@ -182,7 +258,36 @@ class BufferingWorker(ThreadWorker):
             self.poller.register(conn.sock, selectors.EVENT_READ, partial(self._on_readable, conn))
         return None
 
+    def _refuse(self, conn: BufferedConn, refusal: Refusal) -> None:
+        """Answer a request the framing refused, then read and drop what the client still sends for a moment
+        before closing (closing at once with unread data would reset the connection, and the client would
+        likely lose the answer)."""
+        self._send_quietly(
+            conn,
+            error_response(refusal.status, refusal.reason, refusal.code, refusal.message, refusal.details),
+        )
+        self._linger(conn)
+
+    def _linger(self, conn: BufferedConn) -> None:
+        """Close gracefully without blocking the loop (gunicorn's graceful close waits in the loop)."""
+        try:
+            conn.sock.setblocking(False)
+            conn.sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            return self._close(conn)
+        conn.lingering = True
+        conn.deadline = time.monotonic() + LINGER_SECONDS
+        if conn not in self.reading:
+            self.reading[conn] = None
+            self.poller.register(conn.sock, selectors.EVENT_READ, partial(self._on_readable, conn))
+        return None
+
     def _on_readable(self, conn: BufferedConn, _sock: socket.socket) -> None:
+        if conn.lingering:
+            if not _drop_input(conn.sock):
+                self._stop_reading(conn)
+                self._close(conn)
+            return
         if not self._receive(conn):
             self._stop_reading(conn)
             self._close(conn)
@@ -197,7 +302,7 @@ class BufferingWorker(ThreadWorker):
             try:
                 data = conn.sock.recv(RECV_BYTES)
             except (BlockingIOError, InterruptedError):
-                return True
+                break
             except OSError:
                 return False
             if not data:
@@ -205,12 +310,12 @@ class BufferingWorker(ThreadWorker):
             received += len(data)
             conn.source.append(data)
             conn.framing.feed(data)
-            if conn.framing.continue_expected:
-                # The client waits for this before sending its body. A request already waiting for its
-                # response (pipelining) gets it from gunicorn later instead: a 1xx cannot overtake a response.
-                conn.framing.continue_expected = False
-                if not conn.framing.ready:
-                    conn.continue_sent = self._send_quietly(conn, CONTINUE)
+        if conn.framing.continue_expected and not conn.framing.ready:
+            # The client waits for this before sending its body. Behind a pipelined request it is sent once
+            # that request's response has gone (a 1xx cannot overtake a response): the loop reads this
+            # connection again, and comes here, only then.
+            conn.framing.continue_expected = False
+            conn.continue_sent = self._send_quietly(conn, CONTINUE)
         return True
 
     def _stop_reading(self, conn: BufferedConn) -> None:
@@ -240,13 +345,17 @@ class BufferingWorker(ThreadWorker):
         super().murder_keepalived(force)
 
     def murder_pending(self) -> None:
-        """Close connections whose request is late (408), and, when stopping, those not into a request."""
+        """Close connections whose request is late (408) or whose response is not taken in time, those done
+        lingering, and, when stopping, those not into a request."""
         super().murder_pending()
         now = time.monotonic()
         for conn in [conn for conn in self.reading if conn.deadline is not None and conn.deadline <= now]:
             self._stop_reading(conn)
-            if conn.framing.in_request:
+            if conn.framing.in_request and not conn.lingering:
                 self._send_quietly(conn, self._timeout_response())
+            self._close(conn)
+        for conn in [conn for conn in self.writing if conn.deadline is not None and conn.deadline <= now]:
+            self._stop_writing(conn)
             self._close(conn)
         if not self.alive:
             for conn in [conn for conn in self.reading if not conn.framing.in_request]:
@@ -278,30 +387,65 @@ class BufferingWorker(ThreadWorker):
         with contextlib.suppress(OSError):
             client.sendall(response)
 
-    def finish_request(self, conn: BufferedConn, fs: Future[Any]) -> None:
-        self.busy -= 1
-        keep_alive = not fs.cancelled() and fs.exception() is None and bool(fs.result())
-        if keep_alive and conn.source.pending:
-            # The next request (pipelined) is already here: the socket will not wake the poller for it.
-            self.enqueue_req(conn)
-        else:
-            super().finish_request(conn, fs)
-
-    def handle_request(self, req: Request, conn: BufferedConn) -> Any:
-        if conn.continue_sent:
-            conn.continue_sent = False
-            req._expected_100_continue = False  # the loop sent it already; a second one would confuse clients
-        # The thread gives up on a client that stops reading its response, as the loop does on one that
-        # stops sending its request.
-        conn.sock.settimeout(self.read_timeout)
-        return super().handle_request(req, conn)
-
-    def _keepalive_after(self, conn: BufferedConn, keepalive: bool) -> bool:
+    def handle(self, conn: BufferedConn) -> Any:
+        """Runs in a thread: the request is here in full; the response goes to a `ResponseOutput`."""
+        socket_ = conn.sock
+        conn.output = ResponseOutput(socket_, continue_sent=conn.continue_sent)
+        conn.continue_sent = False
+        conn.sock = conn.output  # everything but sending is the socket's
+        try:
+            keep_alive = super().handle(conn)
+        finally:
+            conn.sock = socket_
         # After a request the framing could not follow, or one the parser read past, where the next request
         # starts is unknown: close.
-        if conn.framing.opaque:
-            return False
-        return bool(super()._keepalive_after(conn, keepalive)) and not conn.source.bypassed
+        return keep_alive and not conn.framing.opaque and not conn.source.bypassed
+
+    def finish_request(self, conn: BufferedConn, fs: Future[Any]) -> None:
+        self.busy -= 1
+        if conn.output is not None and conn.output.backlog:
+            # The client has not taken the whole response yet: the loop sends the rest, within the deadline.
+            try:
+                conn.sock.setblocking(False)
+                self.poller.register(conn.sock, selectors.EVENT_WRITE, partial(self._on_writable, conn))
+            except (OSError, ValueError):  # the thread closed the connection (a failed response)
+                return self._close(conn)
+            conn.deadline = time.monotonic() + self.read_timeout
+            self.writing[conn] = fs
+            return None
+        return self._after_response(conn, fs)
+
+    def _on_writable(self, conn: BufferedConn, _sock: socket.socket) -> None:
+        assert conn.output is not None
+        try:
+            done = conn.output.flush()
+        except OSError:
+            self._stop_writing(conn)
+            return self._close(conn)
+        if done:
+            self._after_response(conn, self._stop_writing(conn))
+        return None
+
+    def _stop_writing(self, conn: BufferedConn) -> Future[Any]:
+        self.poller.unregister(conn.sock)
+        conn.deadline = None
+        return self.writing.pop(conn)
+
+    def _after_response(self, conn: BufferedConn, fs: Future[Any]) -> None:
+        conn.output = None
+        keep_alive = not fs.cancelled() and fs.exception() is None and bool(fs.result())
+        if keep_alive and conn.framing.ready:
+            # The next request (pipelined) is here in full: it waits for its turn (the socket will not wake
+            # the poller for it).
+            self.turns.append(conn)
+        elif keep_alive and conn.source.pending:
+            self.enqueue_req(conn)  # part of the next request is here: read the rest in the loop
+        elif keep_alive:
+            super().finish_request(conn, fs)  # kept alive, in gunicorn's own poller
+        elif conn.sock.fileno() < 0:
+            self._close(conn)  # closed by the thread already
+        else:
+            self._linger(conn)
 
 
 def _has_data(sock: socket.socket) -> bool:
@@ -309,6 +453,16 @@ def _has_data(sock: socket.socket) -> bool:
     try:
         return bool(sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT))
     except OSError:  # nothing yet (EAGAIN), or the connection is broken: closing it is right
+        return False
+
+
+def _drop_input(sock: socket.socket) -> bool:
+    """Read and drop what waits on `sock`; False once the client has closed (or the connection broke)."""
+    try:
+        return bool(sock.recv(RECV_BYTES, socket.MSG_DONTWAIT))
+    except (BlockingIOError, InterruptedError):
+        return True
+    except OSError:
         return False
 
 

@@ -2,15 +2,19 @@
 
 The buffering gunicorn worker (`project/gunicorn_worker.py`) feeds it every byte a connection sends and hands
 a request to a thread only once the framing says it is complete. Gunicorn's own parser still parses it; this
-only has to agree with it on lengths. Anything it cannot frame (a head too long, an invalid or conflicting
-`Content-Length`, an unknown `Transfer-Encoding`, a body over the limit) is handed over as soon as it is seen
-and marked `opaque`: gunicorn answers it, and the connection is closed after that request.
+only has to agree with it on lengths. Anything it cannot frame (a head or trailers too long, a chunk-size line
+too long or invalid, an invalid or conflicting `Content-Length`, an unknown `Transfer-Encoding`, a body over
+the limit) ends the framing as soon as it is seen (`opaque`) with the answer it gets (`refusal`): the worker
+sends that answer itself, without a thread, and closes the connection (docs/architecture.md, "Slow and
+hostile clients").
 """
 
 from __future__ import annotations
 
 import enum
 import re
+from dataclasses import dataclass, field
+from typing import Any
 
 # Longer than gunicorn's default request line (4094) plus a generous header section; a head longer than this
 # is handed over at once and refused by gunicorn.
@@ -19,6 +23,40 @@ MAX_CHUNK_LINE_BYTES = 1024
 _CRLF2 = b"\r\n\r\n"
 _DIGITS = re.compile(rb"[0-9]{1,19}")
 _HEX = re.compile(rb"[0-9A-Fa-f]{1,16}")
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """The answer to a request that cannot be framed, in the API's error envelope."""
+
+    status: int
+    reason: str
+    code: str
+    message: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def _bad_request(message: str) -> Refusal:
+    return Refusal(400, "Bad Request", "bad_request", message)
+
+
+HEAD_TOO_LARGE = Refusal(
+    431, "Request Header Fields Too Large", "header_fields_too_large",
+    f"The request head is over {MAX_HEAD_BYTES} bytes.", {"max_bytes": MAX_HEAD_BYTES},
+)  # fmt: skip
+TRAILERS_TOO_LARGE = Refusal(
+    431, "Request Header Fields Too Large", "header_fields_too_large",
+    f"The chunked trailers are over {MAX_HEAD_BYTES} bytes.", {"max_bytes": MAX_HEAD_BYTES},
+)  # fmt: skip
+CHUNK_LINE_TOO_LONG = _bad_request(f"A chunk-size line is over {MAX_CHUNK_LINE_BYTES} bytes.")
+
+
+def body_too_large(limit: int) -> Refusal:
+    """The API's own 413 (checkpoints/api/middleware.py), for a body refused before it is read."""
+    return Refusal(
+        413, "Content Too Large", "payload_too_large", f"The body is larger than {limit} bytes.",
+        {"max_bytes": limit},
+    )  # fmt: skip
 
 
 class _State(enum.Enum):
@@ -36,6 +74,7 @@ class RequestFraming:
     def __init__(self, *, max_body_bytes: int) -> None:
         self.max_body_bytes = max_body_bytes
         self.ready = 0
+        self.refusal: Refusal | None = None  # set with `opaque`: the answer the last ready request gets
         self._state = _State.HEAD
         self._line = bytearray()  # the head, a chunk-size line or the trailers, as they arrive
         self._remaining = 0  # body or chunk bytes (chunk: with its CRLF) still to come
@@ -78,7 +117,7 @@ class RequestFraming:
         limit = MAX_CHUNK_LINE_BYTES if self._state is _State.CHUNK_SIZE else MAX_HEAD_BYTES
         if end < 0:
             if len(self._line) > limit:
-                self._give_up()
+                self._give_up(self._too_long())
             return memoryview(b"")
         rest = self._line[end + len(terminator) :]
         line = bytes(self._line[:end])
@@ -90,6 +129,11 @@ class RequestFraming:
         else:
             self._complete()
         return memoryview(bytes(rest))
+
+    def _too_long(self) -> Refusal:
+        if self._state is _State.CHUNK_SIZE:
+            return CHUNK_LINE_TOO_LONG
+        return TRAILERS_TOO_LARGE if self._state is _State.TRAILERS else HEAD_TOO_LARGE
 
     def _after_head(self, head: bytes) -> None:
         head = head.lstrip(b"\r\n")
@@ -111,16 +155,18 @@ class RequestFraming:
         # HTTP/1.0 clients never wait for it (RFC 9110 section 10.1.1).
         self.continue_expected = expect_continue and request_line.endswith(b"HTTP/1.1")
         if codings:
-            if lengths or codings[-1] != b"chunked":
-                return self._give_up()
+            if lengths:
+                return self._give_up(_bad_request("Both Content-Length and Transfer-Encoding are set."))
+            if codings[-1] != b"chunked":
+                return self._give_up(_bad_request("The last transfer coding is not chunked."))
             self._body_bytes = 0
             self._state = _State.CHUNK_SIZE
         elif lengths:
             if len(set(lengths)) != 1 or not _DIGITS.fullmatch(lengths[0]):
-                return self._give_up()
+                return self._give_up(_bad_request("Content-Length is invalid or given twice."))
             length = int(lengths[0])
             if length > self.max_body_bytes:
-                return self._give_up()  # Django answers 413 without reading it
+                return self._give_up(body_too_large(self.max_body_bytes))
             self._remaining = length
             self._state = _State.BODY
             if length == 0:
@@ -134,11 +180,11 @@ class RequestFraming:
     def _after_chunk_size(self, line: bytes) -> None:
         size = line.partition(b";")[0].strip()
         if not _HEX.fullmatch(size):
-            return self._give_up()
+            return self._give_up(_bad_request("A chunk size is not a hexadecimal number."))
         length = int(size, 16)
         self._body_bytes += length
         if self._body_bytes > self.max_body_bytes:
-            return self._give_up()
+            return self._give_up(body_too_large(self.max_body_bytes))
         if length == 0:
             self._state = _State.TRAILERS
         else:
@@ -155,9 +201,11 @@ class RequestFraming:
     def _complete(self) -> None:
         self.ready += 1
         self._state = _State.HEAD
+        self.continue_expected = False  # the request that asked for it has arrived in full
 
-    def _give_up(self) -> None:
+    def _give_up(self, refusal: Refusal) -> None:
         self.ready += 1
+        self.refusal = refusal
         self.continue_expected = False
         self._state = _State.OPAQUE
         self._line = bytearray()

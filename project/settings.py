@@ -206,7 +206,8 @@ CONTENT_SECURITY_POLICY = {
 # --- Request limits (docs/configuration.md) ---------------------------------------------------------------
 CAIRN_MAX_BODY_BYTES = env.int("CAIRN_MAX_BODY_BYTES", default=32 * 1024 * 1024)
 CAIRN_MAX_JSON_DEPTH = env.int("CAIRN_MAX_JSON_DEPTH", default=128)
-# The web worker (project/gunicorn_worker.py) answers 408 to a request not received in full within this.
+# The web worker (project/gunicorn_worker.py) answers 408 to a request not received in full within this, and
+# closes a connection whose response the client has not taken in full within this (docs/operating.md).
 CAIRN_REQUEST_READ_TIMEOUT_SECONDS = env.float("CAIRN_REQUEST_READ_TIMEOUT_SECONDS", default=60.0)
 # Django's own guard must not fire before ours (ours answers with the 413 envelope).
 DATA_UPLOAD_MAX_MEMORY_SIZE = CAIRN_MAX_BODY_BYTES + 1024

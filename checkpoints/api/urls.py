@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.urls import path
+from django.views.decorators.cache import cache_page
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 import checkpoints.routes  # noqa: F401  (registers the `cid` path converter)
@@ -16,6 +17,8 @@ from checkpoints.api.views.state import ThreadStateView
 
 app_name = "api"
 
+# The OpenAPI document changes only with a deploy; a new one is served within this many seconds of it.
+SCHEMA_CACHE_SECONDS = 300
 CHECKPOINT = "threads/<cid:thread_id>/checkpoints/<cid:checkpoint_id>/"
 
 urlpatterns = [
@@ -31,7 +34,9 @@ urlpatterns = [
     path(f"{CHECKPOINT}writes/", cp.CheckpointWritesView.as_view(), name="checkpoint-writes"),
     path("checkpoints/", cp.WorkspaceCheckpointsView.as_view(), name="checkpoints"),
     path("checkpoints/<cid:checkpoint_id>/", cp.CheckpointByIdView.as_view(), name="checkpoint-by-id"),
-    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    # Generating the document costs ~0.4 s of CPU and it is public: without the cache, a few clients asking
+    # for it again and again keep every worker busy (docs/architecture.md, "Slow and hostile clients").
+    path("schema/", cache_page(SCHEMA_CACHE_SECONDS)(SpectacularAPIView.as_view()), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
 ]
 

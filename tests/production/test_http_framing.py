@@ -1,11 +1,12 @@
 """The web worker's request framing (project/http_framing.py): a request counts as complete exactly when its
-last byte has arrived, however the stream is cut into reads; what it cannot frame is handed over at once."""
+last byte has arrived, however the stream is cut into reads; what it cannot frame ends the framing at once,
+with the answer the worker sends for it."""
 
 from __future__ import annotations
 
 import pytest
 
-from project.http_framing import MAX_HEAD_BYTES, RequestFraming
+from project.http_framing import MAX_CHUNK_LINE_BYTES, MAX_HEAD_BYTES, RequestFraming
 
 LIMIT = 1000
 
@@ -64,20 +65,35 @@ def test_a_client_expecting_100_continue_is_flagged_only_when_a_body_follows() -
 
 
 @pytest.mark.parametrize(
-    "unframeable",
+    ("unframeable", "status"),
     [
-        b"POST /x HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",  # conflicting lengths
-        b"POST /x HTTP/1.1\r\nContent-Length: -5\r\n\r\n",
-        b"POST /x HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",  # both
-        b"POST /x HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n",  # not chunked last
-        b"POST /x HTTP/1.1\r\nContent-Length: 1001\r\n\r\n",  # over the body limit
-        b"POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",  # not a chunk size
-        b"POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3e9\r\n",  # chunks over the body limit
-        b"GET /" + b"a" * MAX_HEAD_BYTES,  # a head that never ends
+        (b"POST /x HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n", 400),  # conflicting
+        (b"POST /x HTTP/1.1\r\nContent-Length: -5\r\n\r\n", 400),
+        (b"POST /x HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", 400),  # both
+        (b"POST /x HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", 400),  # not chunked last
+        (b"POST /x HTTP/1.1\r\nContent-Length: 1001\r\n\r\n", 413),  # over the body limit
+        (b"POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400),  # not a chunk size
+        (b"POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3e9\r\n", 413),  # chunks over the limit
+        (b"POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1" + b"0" * MAX_CHUNK_LINE_BYTES, 400),
+        (b"GET /" + b"a" * MAX_HEAD_BYTES, 431),  # a head that never ends
+        (
+            CHUNKED.partition(b"Trailer:")[0] + b"X-T: " + b"t" * MAX_HEAD_BYTES,
+            431,
+        ),  # trailers that never end
     ],
 )
-def test_what_cannot_be_framed_is_handed_over_at_once_and_ends_the_framing(unframeable: bytes) -> None:
+def test_what_cannot_be_framed_ends_the_framing_at_once_with_its_answer(
+    unframeable: bytes, status: int
+) -> None:
     framing = _fed(unframeable)
     assert (framing.ready, framing.opaque) == (1, True)
+    assert framing.refusal is not None and framing.refusal.status == status
+    assert framing.refusal.code and framing.refusal.message
     framing.feed(GET)
     assert framing.ready == 1  # nothing after it is trusted to be a request
+
+
+def test_a_request_complete_with_its_body_needs_no_100_continue() -> None:
+    head = b"POST /x HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n"
+    assert not _fed(head + b"hello").continue_expected
+    assert _fed(GET + head).continue_expected  # behind a complete request: still owed
