@@ -308,6 +308,7 @@ CELERY_BEAT_SCHEDULE = {
     entry: {"task": f"checkpoints.tasks.{task}", "schedule": env.float(interval, default=default)}
     for entry, task, interval, default in (
         ("retention-sweep", "sweep_expired_checkpoints", "CAIRN_SWEEP_INTERVAL_SECONDS", 60.0),
+        ("store-sweep", "sweep_expired_store_items", "CAIRN_SWEEP_INTERVAL_SECONDS", 60.0),
         ("tombstone-purge", "purge_tombstones", "CAIRN_PURGE_INTERVAL_SECONDS", 3600.0),
         ("idle-thread-expiry", "expire_idle_threads", "CAIRN_IDLE_EXPIRY_INTERVAL_SECONDS", 3600.0),
         ("job-reaper", "reap_abandoned_jobs", "CAIRN_JOB_REAP_INTERVAL_SECONDS", 300.0),
