@@ -340,6 +340,17 @@ CAIRN_LLM = {
     "BACKOFF_SECONDS": env.float("CAIRN_LLM_BACKOFF_SECONDS", default=1.0),
 }
 
+# Embeddings for the store's search by meaning (checkpoints/llm/embeddings.py, docs/store.md).
+CAIRN_EMBEDDINGS = {
+    "PROVIDER": env.str("CAIRN_EMBEDDINGS_PROVIDER", default="wordllama"),
+    "BASE_URL": env.str("CAIRN_EMBEDDINGS_BASE_URL", default="https://api.openai.com/v1"),
+    "API_KEY": env.str("CAIRN_EMBEDDINGS_API_KEY", default=""),
+    "MODEL": env.str("CAIRN_EMBEDDINGS_MODEL", default="text-embedding-3-small"),
+    "TIMEOUT_SECONDS": env.float("CAIRN_EMBEDDINGS_TIMEOUT_SECONDS", default=30.0),
+}
+# Store items whose vectors one web process keeps in memory for search by meaning, all workspaces together.
+CAIRN_STORE_VECTOR_CACHE_ITEMS = env.int("CAIRN_STORE_VECTOR_CACHE_ITEMS", default=400_000)
+
 # --- Logging ----------------------------------------------------------------------------------------------
 LOGGING = {
     "version": 1,

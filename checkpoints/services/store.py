@@ -23,7 +23,8 @@ from checkpoints.models import StoreItem, Workspace
 from checkpoints.models.store import NAMESPACE_SEPARATOR
 from checkpoints.services.audit import Actor, audit_record
 from checkpoints.services.store_filters import filter_condition
-from checkpoints.services.store_vectors import item_vectors, ranked
+from checkpoints.services.store_index import ranked, vectors_changed
+from checkpoints.services.store_vectors import item_vectors
 
 Namespace = Sequence[str]
 WILDCARD = "*"
@@ -147,6 +148,7 @@ def store_put(
                 )
         except IntegrityError:  # a concurrent put created it first: this put replaces it
             same.update(**fields)
+    vectors_changed(workspace.pk)
     _audit(workspace, actor, "store.item.put", namespace, key)
 
 
@@ -157,6 +159,7 @@ def store_delete(*, workspace: Workspace, actor: Actor, namespace: Namespace, ke
         workspace=workspace, namespace=namespace_text(namespace), key=key
     ).delete()
     if deleted:
+        vectors_changed(workspace.pk)
         _audit(workspace, actor, "store.item.delete", namespace, key)
     return bool(deleted)
 
@@ -177,7 +180,16 @@ def store_search(
     now = timezone.now()
     items = _live(workspace, now).filter(within(namespace_prefix)).filter(filter_condition(filter))
     if query is not None or query_vector is not None:
-        found = ranked(workspace, items, query=query, query_vector=query_vector, limit=limit, offset=offset)
+        found = ranked(
+            workspace,
+            items,
+            prefix=namespace_text(namespace_prefix),
+            query=query,
+            query_vector=query_vector,
+            limit=limit,
+            offset=offset,
+            filtered=bool(filter),
+        )
     else:
         page = list(items.order_by("-updated_at", "-pk")[offset : offset + limit])
         found = [(item, None) for item in page]

@@ -190,6 +190,9 @@ def test_deep_and_huge_bodies_are_refused(api: ApiClient, settings: Any) -> None
         {"namespace_prefix": ["a.b"]},
         {"query": 5},
         {"refresh_ttl": "yes"},
+        {"query_vector": [False]},
+        {"query_vector": []},
+        {"query_vector": ["1"]},
     ],
 )
 def test_bad_search_is_a_400(api: ApiClient, body: dict[str, Any]) -> None:
@@ -346,7 +349,7 @@ def test_search_ranks_by_client_vectors(api: ApiClient) -> None:
     put(api, ["v"], "east", {"t": "east"}, vectors=[[1.0, 0.0]])
     put(api, ["v"], "north", {"t": "north"}, vectors=[[0.0, 1.0]])
     put(api, ["v"], "both", {"t": "both"}, vectors=[[0.0, 1.0], [0.8, 0.6]])
-    put(api, ["v"], "plain", {"t": "none"})
+    put(api, ["v"], "plain", {"t": "none"}, index=False)
     found = search(api, namespace_prefix=["v"], query="east-ish", query_vector=[1.0, 0.1])
     assert keys(found) == ["east", "both", "north", "plain"]
     assert found[0]["score"] == pytest.approx(0.995, abs=1e-3)

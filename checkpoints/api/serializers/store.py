@@ -77,24 +77,34 @@ class TtlMinutesField(serializers.FloatField):
         return float(data)
 
 
+def _is_number_list(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and 0 < len(value) <= 4096
+        and all(isinstance(x, int | float) and not isinstance(x, bool) for x in value)
+    )
+
+
 @extend_schema_field({"type": "array", "items": {"type": "array", "items": {"type": "number"}}})
 class VectorsField(serializers.Field):
     """Vectors computed by the client (the SDK's `embed`), one per embedded text, all of one length."""
 
     def to_internal_value(self, data: Any) -> list[list[float]]:
-        ok = (
-            isinstance(data, list)
-            and len(data) <= 64
-            and all(
-                isinstance(v, list)
-                and 0 < len(v) <= 4096
-                and all(isinstance(x, int | float) and not isinstance(x, bool) for x in v)
-                for v in data
-            )
-        )
+        ok = isinstance(data, list) and len(data) <= 64 and all(_is_number_list(v) for v in data)
         if not ok or len({len(v) for v in data}) > 1:
             raise serializers.ValidationError("Expected up to 64 lists of numbers, all of one length.")
         return data
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+@extend_schema_field({"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 4096})
+class QueryVectorField(serializers.Field):
+    def to_internal_value(self, data: Any) -> list[float]:
+        if not _is_number_list(data):
+            raise serializers.ValidationError("Expected a list of 1 to 4096 numbers.")
+        return [float(x) for x in data]
 
     def to_representation(self, value: Any) -> Any:
         return value
@@ -129,8 +139,8 @@ class StoreSearchSerializer(StrictSerializer):
     offset = StrictIntegerField(required=False, default=0, min_value=0, max_value=MAX_OFFSET)
     query = StrictCharField(required=False, allow_null=True, default=None, max_length=MAX_QUERY_CHARS)
     refresh_ttl = StrictBooleanField(required=False, allow_null=True, default=None)
-    query_vector = serializers.ListField(
-        child=serializers.FloatField(), required=False, allow_null=True, default=None, max_length=4096
+    query_vector = QueryVectorField(
+        required=False, allow_null=True, default=None, help_text="Cairn: the query as the client embedded it."
     )
 
 
