@@ -34,7 +34,7 @@ from checkpoints.models import StoreItem, Workspace
 from checkpoints.models.store import NAMESPACE_SEPARATOR
 from checkpoints.services.store_vectors import HEADER_BYTES, dimension_of, pack, query_vector_for
 
-LATE_COMMIT_MARGIN = timedelta(minutes=5)
+LATE_COMMIT_MARGIN = timedelta(minutes=1)  # longer than any store write transaction
 _lock = threading.Lock()
 Row = tuple[int, str, bytes | None]
 _snapshots: OrderedDict[tuple[int, int], _Snapshot] = OrderedDict()
