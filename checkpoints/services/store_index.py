@@ -164,7 +164,7 @@ def _snapshot(workspace: Workspace, dimension: int) -> _Snapshot:
     started = timezone.now()
     remember = _remember if not own_writes else lambda _key, fresh: fresh
     if snapshot is not None:
-        changed = _rows(workspace, since=snapshot.loaded_at - LATE_COMMIT_MARGIN)
+        changed = _rows(workspace, since=min(snapshot.loaded_at, started) - LATE_COMMIT_MARGIN)
         kept = {pk: (pk, ns, blob) for pk, ns, blob in _delta_rows(snapshot)}
         kept.update((row[0], row) for row in changed)
         if len(kept) * 4 <= len(snapshot.base.pks):
