@@ -88,7 +88,7 @@ def _refresh(items: Iterable[StoreItem], now: datetime) -> None:
         StoreItem.objects.filter(pk__in=pks).update(expires_at=now + timedelta(minutes=ttl))
 
 
-def _audit(workspace: Workspace, actor: Actor, action: str, namespace: Namespace, key: str) -> None:
+def _audit(workspace: Workspace, actor: Actor, namespace: Namespace, key: str, *, action: str) -> None:
     audit_record(
         workspace=workspace,
         actor=actor,
@@ -149,7 +149,7 @@ def store_put(
         except IntegrityError:  # a concurrent put created it first: this put replaces it
             same.update(**fields)
     vectors_changed(workspace.pk)
-    _audit(workspace, actor, "store.item.put", namespace, key)
+    _audit(workspace, actor, namespace, key, action="store.item.put")
 
 
 @transaction.atomic
@@ -160,7 +160,7 @@ def store_delete(*, workspace: Workspace, actor: Actor, namespace: Namespace, ke
     ).delete()
     if deleted:
         vectors_changed(workspace.pk)
-        _audit(workspace, actor, "store.item.delete", namespace, key)
+        _audit(workspace, actor, namespace, key, action="store.item.delete")
     return bool(deleted)
 
 
