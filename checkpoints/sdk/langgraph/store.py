@@ -94,6 +94,8 @@ class _Batch:
             body = _body(op)
             if texts:
                 body["vectors"] = [next(documents_left) for _ in texts]
+            elif self.embedder is not None and isinstance(op, PutOp):
+                body["index"] = False  # nothing of this value to embed here: the server must not either
             if query is not None:
                 body["query_vector"] = next(queries_left)
             bodies.append(body)
