@@ -205,6 +205,9 @@ def test_bad_get_and_namespaces_are_400s(api: ApiClient) -> None:
     assert api.get(ITEMS, {"namespace": "a"}).status_code == 400
     assert api.get(ITEMS, {"namespace": "a..b", "key": "k"}).status_code == 400
     assert api.get(ITEMS, {"key": "k"}).status_code == 400
+    assert api.get(ITEMS, {"namespace": "a", "key": "nul\u0000"}).status_code == 400
+    assert api.get(ITEMS, {"namespace": "a", "key": "k" * 1025}).status_code == 400
+    assert api.get(ITEMS, {"namespace": "a\u0000b", "key": "k"}).status_code == 400
     assert api.get(ITEMS, {"namespace": "a", "key": "k", "refresh_ttl": "maybe"}).status_code == 400
     assert api.post(NAMESPACES, {"max_depth": 0}, format="json").status_code == 400
     assert api.post(NAMESPACES, {"prefix": "a"}, format="json").status_code == 400

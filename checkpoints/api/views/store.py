@@ -10,9 +10,11 @@ from typing import Any
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import PermissionDenied
+from rest_framework.exceptions import ValidationError as DRFValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from checkpoints.api.fields import StrictCharField
 from checkpoints.api.serializers.store import (
     NamespaceField,
     NamespacesSerializer,
@@ -39,6 +41,7 @@ from checkpoints.services.store import (
     store_search,
 )
 
+KEY_FIELD = StrictCharField(min_length=1, max_length=1024)
 GET_PARAMS = [
     OpenApiParameter("key", str, required=True, description="The item's key."),
     OpenApiParameter(
@@ -71,9 +74,7 @@ class StoreItemsView(WorkspaceAPIView):
         responses=StoreItemSerializer,
     )
     def get(self, request: Request) -> Response:
-        key = request.query_params.get("key")
-        if not key:
-            raise ValidationFailed("key is required.", {"fields": {"key": ["This field is required."]}})
+        key = self._key()
         item = store_get(
             workspace=self.workspace,
             namespace=self._namespace(),
@@ -84,13 +85,20 @@ class StoreItemsView(WorkspaceAPIView):
             raise NotFound("No such item.")
         return Response(item_representation(item))
 
+    def _key(self) -> str:
+        try:
+            return str(KEY_FIELD.run_validation(self.request.query_params.get("key", "")))
+        except DRFValidationError as exc:
+            message = "key must be 1 to 1024 characters, without NUL."
+            raise ValidationFailed(message, {"fields": {"key": [message]}}) from exc
+
     def _namespace(self) -> tuple[str, ...]:
         given = self.request.query_params.getlist("namespace")
         labels: Any = given if len(given) > 1 else (given[0].split(NAMESPACE_SEPARATOR) if given else [])
         field = NamespaceField(min_length=1)
         try:
             return tuple(field.run_validation(labels))
-        except Exception as exc:
+        except DRFValidationError as exc:
             message = "namespace must name 1 to 64 non-empty labels."
             raise ValidationFailed(message, {"fields": {"namespace": [message]}}) from exc
 
