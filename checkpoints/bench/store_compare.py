@@ -16,12 +16,12 @@ import statistics
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 
-def _timed(calls: list[Callable[[], object]]) -> str:
+def _timed(calls: Sequence[Callable[..., object]]) -> str:
     spent = []
     for call in calls:
         started = time.perf_counter()
