@@ -33,6 +33,7 @@ from checkpoints.services.retention import (
     threads_expire_idle,
     tombstones_purge,
 )
+from checkpoints.services.store import store_sweep_expired
 from checkpoints.services.stored_values import values_collect_all
 
 logger = logging.getLogger(__name__)
@@ -79,6 +80,12 @@ def is_last_attempt(task: Task) -> bool:
 def retention_sweep_beat() -> dict[str, int]:
     """Beat, every minute: expired and beyond-keep-latest checkpoints become tombstones, all workspaces."""
     return retention_sweep()
+
+
+@registered_as("sweep_expired_store_items")
+def store_sweep_expired_beat() -> int:
+    """Beat, every minute: delete expired store items, all workspaces (reads already ignore them)."""
+    return store_sweep_expired()
 
 
 @registered_as("purge_tombstones")

@@ -319,6 +319,7 @@ CELERY_BEAT_SCHEDULE = {
     entry: {"task": f"checkpoints.tasks.{task}", "schedule": env.float(interval, default=default)}
     for entry, task, interval, default in (
         ("retention-sweep", "sweep_expired_checkpoints", "CAIRN_SWEEP_INTERVAL_SECONDS", 60.0),
+        ("store-sweep", "sweep_expired_store_items", "CAIRN_SWEEP_INTERVAL_SECONDS", 60.0),
         ("tombstone-purge", "purge_tombstones", "CAIRN_PURGE_INTERVAL_SECONDS", 3600.0),
         ("idle-thread-expiry", "expire_idle_threads", "CAIRN_IDLE_EXPIRY_INTERVAL_SECONDS", 3600.0),
         ("job-reaper", "reap_abandoned_jobs", "CAIRN_JOB_REAP_INTERVAL_SECONDS", 300.0),
@@ -349,6 +350,17 @@ CAIRN_LLM = {
     # First retry delay after a timeout/429/5xx; doubles per attempt (with jitter), capped at 30 s.
     "BACKOFF_SECONDS": env.float("CAIRN_LLM_BACKOFF_SECONDS", default=1.0),
 }
+
+# Embeddings for the store's search by meaning (checkpoints/llm/embeddings.py, docs/store.md).
+CAIRN_EMBEDDINGS = {
+    "PROVIDER": env.str("CAIRN_EMBEDDINGS_PROVIDER", default="wordllama"),
+    "BASE_URL": env.str("CAIRN_EMBEDDINGS_BASE_URL", default="https://api.openai.com/v1"),
+    "API_KEY": env.str("CAIRN_EMBEDDINGS_API_KEY", default=""),
+    "MODEL": env.str("CAIRN_EMBEDDINGS_MODEL", default="text-embedding-3-small"),
+    "TIMEOUT_SECONDS": env.float("CAIRN_EMBEDDINGS_TIMEOUT_SECONDS", default=30.0),
+}
+# Store items whose vectors one web process keeps in memory for search by meaning, all workspaces together.
+CAIRN_STORE_VECTOR_CACHE_ITEMS = env.int("CAIRN_STORE_VECTOR_CACHE_ITEMS", default=400_000)
 
 # --- Logging ----------------------------------------------------------------------------------------------
 LOGGING = {

@@ -1,4 +1,5 @@
-"""`Authorization: Bearer <api key>`. The key fixes the workspace for the whole request."""
+"""`Authorization: Bearer <api key>`, or `X-Api-Key: <api key>` (the header langgraph-sdk sends). The key
+fixes the workspace for the whole request."""
 
 from __future__ import annotations
 
@@ -57,14 +58,28 @@ def request_authentication(request: HttpRequest) -> tuple[ApiKeyPrincipal, ApiKe
     return outcome or None
 
 
-def _authenticate(request: HttpRequest) -> tuple[ApiKeyPrincipal, ApiKey] | tuple[()]:
+def _presented_key(request: HttpRequest) -> bytes | None:
+    """The key the request presents: from `Authorization: Bearer`, else from `X-Api-Key`; None: neither."""
     header = authorization_header(request).split()
-    if not header:
+    if header:
+        if header[0].lower() != KEYWORD.lower().encode() or len(header) != 2:
+            raise AuthenticationFailed(f"Use the header `Authorization: {KEYWORD} <api key>`.")
+        return header[1]
+    value = request.META.get("HTTP_X_API_KEY")
+    if value is None:
+        return None
+    raw = value.encode(HTTP_HEADER_ENCODING) if isinstance(value, str) else value
+    if not raw.strip() or len(raw.split()) != 1:
+        raise AuthenticationFailed("Use the header `X-Api-Key: <api key>`.")
+    return raw.strip()
+
+
+def _authenticate(request: HttpRequest) -> tuple[ApiKeyPrincipal, ApiKey] | tuple[()]:
+    presented = _presented_key(request)
+    if presented is None:
         return ()
-    if header[0].lower() != KEYWORD.lower().encode() or len(header) != 2:
-        raise AuthenticationFailed(f"Use the header `Authorization: {KEYWORD} <api key>`.")
     try:
-        raw = header[1].decode("ascii")
+        raw = presented.decode("ascii")
     except UnicodeDecodeError as exc:
         raise AuthenticationFailed("Invalid API key.") from exc
     # The key's rate window is counted in the same round trip that checks the key is current.
@@ -100,5 +115,5 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
         return {
             "type": "http",
             "scheme": "bearer",
-            "description": "Cairn API key: `Authorization: Bearer <key>`",
+            "description": "Cairn API key: `Authorization: Bearer <key>` (or `X-Api-Key: <key>`)",
         }

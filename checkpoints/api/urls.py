@@ -8,7 +8,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 import checkpoints.routes  # noqa: F401  (registers the `cid` path converter)
 from checkpoints.api.views import checkpoints as cp
-from checkpoints.api.views import jobs, retention
+from checkpoints.api.views import jobs, retention, store
 from checkpoints.api.views import langgraph as lg
 from checkpoints.api.views import medallions as med
 from checkpoints.api.views import messages as msg
@@ -87,4 +87,13 @@ urlpatterns += [
         name="medallion-revisions",
     ),
     path("threads/<cid:thread_id>/summarize/", med.ThreadSummarizeView.as_view(), name="thread-summarize"),
+]
+
+# The LangGraph store: the Agent Protocol's routes (no trailing slash, as the protocol and langgraph-sdk
+# spell them) and Cairn's batch route (docs/store.md).
+urlpatterns += [
+    path("store/items", store.StoreItemsView.as_view(), name="store-items"),
+    path("store/items/search", store.StoreSearchView.as_view(), name="store-items-search"),
+    path("store/namespaces", store.StoreNamespacesView.as_view(), name="store-namespaces"),
+    path("store/batch/", store.StoreBatchView.as_view(), name="store-batch"),
 ]

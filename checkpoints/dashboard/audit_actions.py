@@ -32,6 +32,7 @@ AUDIT_ACTIONS: dict[str, tuple[str, ...]] = {
     "medallion": ("medallion.create", "medallion.update", "medallion.delete"),
     "retention": ("retention.policy", "retention.sweep", "retention.purge"),
     "storage": ("storage.pack",),
+    "store": ("store.item.put", "store.item.delete"),
     "apikey": ("apikey.create", "apikey.revoke"),
     "user": ("user.login_locked",),
 }

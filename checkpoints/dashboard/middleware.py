@@ -5,12 +5,14 @@ excluded prefixes (about 0.15 ms an API request), so only the dashboard's reques
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+
 from csp.middleware import CSPMiddleware
 from django.http import HttpRequest, HttpResponseBase
 
 
 class DashboardContentSecurityPolicyMiddleware(CSPMiddleware):
-    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+    def __call__(self, request: HttpRequest) -> HttpResponseBase | Awaitable[HttpResponseBase]:
         if not request.path.startswith("/dashboard/"):
             return self.get_response(request)
         return super().__call__(request)

@@ -5,6 +5,7 @@ from checkpoints.models.audit import AuditEvent, AuditEventAgent
 from checkpoints.models.checkpoint import Checkpoint, PendingWrite
 from checkpoints.models.job import Job
 from checkpoints.models.medallion import Medallion, MedallionRevision
+from checkpoints.models.store import StoreItem
 from checkpoints.models.thread import Message, Thread
 from checkpoints.models.value import StoredValue
 from checkpoints.models.workspace import ApiKey, Membership, Workspace
@@ -20,6 +21,7 @@ __all__ = [
     "Membership",
     "Message",
     "PendingWrite",
+    "StoreItem",
     "StoredValue",
     "Thread",
     "Workspace",

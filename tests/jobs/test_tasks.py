@@ -36,6 +36,7 @@ def test_it_schedules_every_beat_task_by_name() -> None:
     scheduled = {entry["task"] for entry in celery_app.conf.beat_schedule.values()}
     assert scheduled == {
         "checkpoints.tasks.sweep_expired_checkpoints",
+        "checkpoints.tasks.sweep_expired_store_items",
         "checkpoints.tasks.purge_tombstones",
         "checkpoints.tasks.expire_idle_threads",
         "checkpoints.tasks.reap_abandoned_jobs",
@@ -47,6 +48,7 @@ def test_it_schedules_every_beat_task_by_name() -> None:
 def test_tasks_keep_the_names_queued_messages_and_the_schedule_use() -> None:
     registered = {
         tasks.retention_sweep_beat: "sweep_expired_checkpoints",
+        tasks.store_sweep_expired_beat: "sweep_expired_store_items",
         tasks.tombstones_purge_beat: "purge_tombstones",
         tasks.threads_expire_idle_beat: "expire_idle_threads",
         tasks.jobs_reap_abandoned_beat: "reap_abandoned_jobs",

@@ -33,10 +33,13 @@ from checkpoints.models import (
     Medallion,
     Message,
     PendingWrite,
+    StoreItem,
     Thread,
     Workspace,
 )
+from checkpoints.services.audit import Actor
 from checkpoints.services.messages import messages_append
+from checkpoints.services.store import store_put
 from checkpoints.services.workspaces import api_key_create
 from tests.conftest import ApiClient
 from tests.dashboard.world import World, build_world, make_user
@@ -55,6 +58,11 @@ CREATES_IN_OWN_WORKSPACE = {
     ("api:langgraph-writes", "post"),
     ("api:thread-messages", "post"),
 }
+
+
+# A's store item lives in a namespace that names the marker: listing it anywhere would show it.
+STORE_NAMESPACE = ("memories", MARKER)
+STORE_ITEM = {"namespace": list(STORE_NAMESPACE), "key": "fact"}
 
 
 @dataclass
@@ -81,6 +89,9 @@ def tenants(
         messages=[{"message_id": "m-secret", "role": "user", "content": MARKER}],
     )
     make_pending_write(secret, MARKER)
+    store_put(
+        workspace=workspace, actor=Actor.system(), namespace=STORE_NAMESPACE, key="fact", value={"s": MARKER}
+    )
     key, _ = api_key_create(workspace=workspace, name="victim")
     job = Job.objects.filter(workspace=workspace).first()
     assert job is not None
@@ -143,6 +154,18 @@ def bodies(t: Tenants) -> dict[tuple[str, str], Any]:
             "thread_id": t.ids["thread_id"],
         },
         ("api:medallion-detail", "patch"): {"status": "stale"},
+        ("api:store-items", "put"): {**STORE_ITEM, "value": {"taken": True}},
+        ("api:store-items", "delete"): STORE_ITEM,
+        ("api:store-items-search", "post"): {"namespace_prefix": ["memories"], "filter": {"s": MARKER}},
+        ("api:store-namespaces", "post"): {"prefix": ["memories"]},
+        ("api:store-batch", "post"): {
+            "ops": [
+                {"op": "get", **STORE_ITEM},
+                {"op": "search", "namespace_prefix": list(STORE_NAMESPACE)},
+                {"op": "list_namespaces"},
+                {"op": "put", **STORE_ITEM, "value": None},
+            ]
+        },
     }
 
 
@@ -155,6 +178,7 @@ def queries(t: Tenants) -> dict[str, dict[str, str]]:
         "api:medallions": {"graph_nodes": "billing", "tags": "refactor"},
         "api:jobs": {"kind": "summarize"},
         "api:threads": {"q": "run"},
+        "api:store-items": {"namespace": ".".join(STORE_NAMESPACE), "key": "fact"},
     }
 
 
@@ -184,6 +208,11 @@ def snapshot(workspace: Workspace) -> list[Any]:
         list(ApiKey.objects.filter(workspace=workspace).order_by("pk").values_list("pk", "revoked_at")),
         (workspace.default_ttl_seconds, workspace.keep_latest, workspace.thread_idle_ttl_seconds),
         (workspace.tombstone_retention_seconds, workspace.auto_summarize_every),
+        list(
+            StoreItem.objects.filter(workspace=workspace)
+            .order_by("pk")
+            .values_list("pk", "namespace", "key", "value", "updated_at", "expires_at")
+        ),
     ]
 
 
@@ -245,6 +274,8 @@ def api_problem(t: Tenants, name: str, method: str) -> str | None:
             return f"not a 404 like a missing id: {response.status_code} {response.content[:300]!r}"
     elif method == "get" and isinstance(response.json(), dict) and response.json().get("results", []) != []:
         return f"listed something: {response.content[:300]!r}"
+    elif name.startswith("api:store-") and response.status_code not in (200, 204, 404):
+        return f"refused a valid store request: {response.status_code} {response.content[:300]!r}"
     return None
 
 
