@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import django_filters
@@ -47,8 +46,16 @@ class WorkspaceAPIView(APIView):
 
     def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
         response = super().finalize_response(request, response, *args, **kwargs)
-        # Django calls a response's closers once the server has sent it (a private list it keeps for that).
-        response._resource_closers.append(partial(self._release, response))  # type: ignore[attr-defined]
+        # The server calls the response's public `close()` once it has sent it: release after Django's close,
+        # then drop the wrapper (it names the response, which would otherwise name it back).
+        django_close = response.close
+
+        def close_and_release() -> None:
+            django_close()
+            del response.close
+            self._release(response)
+
+        response.close = close_and_release  # type: ignore[method-assign]
         return response
 
     def _release(self, response: Response) -> None:
