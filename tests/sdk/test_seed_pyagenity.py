@@ -8,6 +8,7 @@ No Python 3.12+ on the machine: skipped, unless CAIRN_REQUIRE_PYAGENITY=1 (CI se
 
 from __future__ import annotations
 
+import fcntl
 import glob
 import hashlib
 import json
@@ -69,13 +70,17 @@ def pyagenity_python() -> str:
     key = hashlib.sha256(json.dumps([interpreter, wanted]).encode()).hexdigest()[:12]
     venv = VENVS / f"pyagenity-{key}"
     python = venv / "bin" / "python"
-    if not (venv / "ready").exists():
-        shutil.rmtree(venv, ignore_errors=True)
-        subprocess.run([interpreter, "-m", "venv", str(venv)], check=True, timeout=300)
-        subprocess.run(
-            [str(python), "-m", "pip", "install", "--quiet", *wanted], check=True, timeout=900, cwd=venv
-        )
-        (venv / "ready").touch()
+    VENVS.mkdir(parents=True, exist_ok=True)
+    # Both suites may run at once (.ci/run): one builds the venv while the other waits for it.
+    with open(VENVS / f"pyagenity-{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (venv / "ready").exists():
+            shutil.rmtree(venv, ignore_errors=True)
+            subprocess.run([interpreter, "-m", "venv", str(venv)], check=True, timeout=300)
+            subprocess.run(
+                [str(python), "-m", "pip", "install", "--quiet", *wanted], check=True, timeout=900, cwd=venv
+            )
+            (venv / "ready").touch()
     return str(python)
 
 
