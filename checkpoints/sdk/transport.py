@@ -188,25 +188,40 @@ def _may_retry(call: Call[Any], exc: BaseException) -> bool:
     return lost and call.idempotent
 
 
+def _attempt(call: Call[T], clock: ServerClock, *, retried: bool) -> Generator[Call[T], Any, T]:
+    """One attempt: yields the call to send (receives the answer, or has the transport error thrown in),
+    returns the parsed answer or raises the call's CairnError."""
+    raw: Answer = yield call
+    response = _decode(raw)
+    clock.observe(response.headers)
+    if _is_answer(call, response, retried=retried):
+        return call.parse(response)
+    raise error_from_response(response.status, response.body, response.headers)
+
+
 def _attempts(call: Call[T], retry: RetryPolicy, clock: ServerClock) -> Generator[Call[T] | Sleep, Any, T]:
     """One call's attempts and retries, written once for both transports (driven by checkpoints.sdk.drive):
-    it yields the call to send (and receives the httpx response, or has the transport error thrown in) or a
-    `Sleep` before the next attempt; it returns the parsed answer or raises the call's CairnError.
+    it yields the call to send or a `Sleep` before the next attempt; it returns the parsed answer or raises
+    the call's CairnError.
 
-    tenacity (`checkpoints.sdk.retry`) decides; its waits are handed to the driver as `Sleep`s, so the async
-    client waits without blocking its event loop."""
-    delays: list[float] = []
+    tenacity (`checkpoints.sdk.retry`) decides every retry; its waits are handed to the driver as `Sleep`s, so
+    the async client waits without blocking its event loop. The first attempt is made before tenacity's loop
+    starts, which then begins by judging that attempt's failure: its loop costs 30-60 us a call, more than
+    the rest of the SDK's work on a small request (docs/sdk.md, "Retries")."""
     try:
+        try:
+            return (yield from _attempt(call, clock, retried=False))
+        except Exception as exc:
+            first: Exception | None = exc
+        delays: list[float] = []
         for attempt in retry.retrying(partial(_may_retry, call), sleep=delays.append):
             if delays:
                 yield Sleep(delays.pop())
             with attempt:
-                raw: Answer = yield call
-                response = _decode(raw)
-                clock.observe(response.headers)
-                if _is_answer(call, response, retried=attempt.retry_state.attempt_number > 1):
-                    return call.parse(response)
-                raise error_from_response(response.status, response.body, response.headers)
+                if first is not None:
+                    failure, first = first, None
+                    raise failure
+                return (yield from _attempt(call, clock, retried=True))
     except httpx.TransportError as exc:
         raise CairnConnectionError(f"{call.method} {call.path}: {exc!r}") from exc
     raise AssertionError("tenacity ends its loop only by returning an answer or raising")
