@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "csp",
+    "axes",
     "checkpoints",
 ]
 
@@ -63,6 +64,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "checkpoints.api.middleware.AuthenticationMiddleware",
     "checkpoints.api.middleware.MessageMiddleware",
+    # Sign-in throttling (checkpoints/services/login_throttle.py): the sign-in page says why it refuses.
+    "axes.middleware.AxesMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "checkpoints.dashboard.middleware.DashboardContentSecurityPolicyMiddleware",
     # Innermost: the requests agents make on every step, answered without the URL resolver and DRF's
@@ -227,6 +230,23 @@ CAIRN_API_KEY_CACHE_SECONDS = env.float("CAIRN_API_KEY_CACHE_SECONDS", default=3
 # rest of the window.
 CAIRN_LOGIN_MAX_FAILURES = env.int("CAIRN_LOGIN_MAX_FAILURES", default=10)
 CAIRN_LOGIN_WINDOW_SECONDS = env.int("CAIRN_LOGIN_WINDOW_SECONDS", default=900)
+# Sign-in throttling is django-axes, counting per username and per client address in the shared cache, with
+# the two settings above (docs/security.md).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_HANDLER = "checkpoints.services.login_throttle.LoginThrottleHandler"
+AXES_FAILURE_LIMIT = "checkpoints.services.login_throttle.failure_limit"
+AXES_COOLOFF_TIME = "checkpoints.services.login_throttle.cool_off"
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # each counted on its own
+AXES_USERNAME_CALLABLE = "checkpoints.services.login_throttle.login_name"
+AXES_CLIENT_IP_CALLABLE = "checkpoints.client_address.client_address"
+AXES_LOCKOUT_CALLABLE = "checkpoints.services.login_throttle.lockout_response"
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # refused attempts do not lengthen a lock
+AXES_DISABLE_ACCESS_LOG = True  # the audit log records locks; sign-ins need no second log
+AXES_ENABLE_ADMIN = False  # its tables stay empty: the counts are in the cache
+AXES_VERBOSE = False
 # How many proxies (TLS terminator, load balancer) stand in front: the client's address is then the one the
 # outermost of them appended to X-Forwarded-For. With 0 the header is ignored (clients can forge it).
 CAIRN_TRUSTED_PROXIES = env.int("CAIRN_TRUSTED_PROXIES", default=0)

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
-from typing import IO
 
 from django.conf import settings
 from django.contrib.auth import middleware as auth_middleware
 from django.contrib.messages import middleware as message_middleware
 from django.contrib.sessions import middleware as session_middleware
 from django.core.handlers.asgi import ASGIRequest
+from django.core.handlers.wsgi import WSGIRequest
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
@@ -44,9 +44,11 @@ class ApiGuardMiddleware:
             # Refuse before reading a byte of the body.
             return _too_large(limit)
         if not declared and "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
-            if not self._buffer_unsized_body(request, limit):
+            sized = self._with_sized_body(request, limit)
+            if sized is None:
                 return _too_large(limit)
-            declared = int(request.META["CONTENT_LENGTH"] or 0)
+            request = sized
+            declared = int(request.META.get("CONTENT_LENGTH") or 0)
         for key, values in request.GET.lists():
             if "\x00" in key or any("\x00" in value for value in values):
                 message = "NUL characters are not allowed in query parameters."
@@ -65,30 +67,34 @@ class ApiGuardMiddleware:
         return response
 
     @staticmethod
-    def _buffer_unsized_body(request: HttpRequest, limit: int) -> bool:
-        """A chunked body has no Content-Length, so Django would ignore it. Where the server terminates the
-        input (gunicorn sets wsgi.input_terminated; ASGI servers hand over the whole body), read it, at most
-        `limit` bytes (False: more than that), and hand it on as a sized body. Elsewhere (runserver) the input
-        is the raw socket, which cannot be read to its end safely: the body stays ignored."""
-        source: IO[bytes] | None = None
+    def _with_sized_body(request: HttpRequest, limit: int) -> HttpRequest | None:
+        """A chunked body has no Content-Length, so Django and DRF would ignore it. Where the server
+        terminates the input (gunicorn sets wsgi.input_terminated; ASGI servers hand over the whole body),
+        read it, at most `limit` bytes (None: more than that), and hand on the request Django would have
+        built for the same body with its Content-Length. Elsewhere (runserver) the input is the raw socket,
+        which cannot be read to its end safely: the body stays ignored."""
+        read: Callable[[int], bytes]
         if isinstance(request, ASGIRequest):
-            source = request._stream  # the ASGI handler has already spooled the whole body
+            read = request.read  # the ASGI handler has already spooled the whole body
         elif request.META.get("wsgi.input_terminated"):
-            source = request.META["wsgi.input"]
-        if source is None:
-            return True
+            read = request.META["wsgi.input"].read
+        else:
+            return request
         body = bytearray()
         while len(body) <= limit:
-            chunk = source.read(_CHUNK)
+            chunk = read(_CHUNK)
             if not chunk:
                 break
             body += chunk
         if len(body) > limit:
-            return False
-        # Django reads request bodies from request._stream; replace it with the buffered, sized body.
-        request._stream = io.BytesIO(bytes(body))
-        request.META["CONTENT_LENGTH"] = str(len(body))
-        return True
+            return None
+        # Django sizes a request's body stream when it builds the request, so build it again (only the
+        # security and static-file middleware ran before this one, and they keep nothing on the request).
+        size = str(len(body))
+        if isinstance(request, ASGIRequest):
+            headers = [*request.scope.get("headers", []), (b"content-length", size.encode())]
+            return ASGIRequest({**request.scope, "headers": headers}, io.BytesIO(bytes(body)))
+        return WSGIRequest({**request.META, "wsgi.input": io.BytesIO(bytes(body)), "CONTENT_LENGTH": size})
 
     @staticmethod
     def _add_missing_slash(request: HttpRequest) -> None:

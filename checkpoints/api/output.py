@@ -50,7 +50,7 @@ def _compile(serializer_class: type[OutputSerializer]) -> _Renderers:
     many: as fast as hand-written code (a loop over the fields would cost a fifth more on a list page)."""
     helpers: dict[str, Any] = {}
     items = []
-    for index, (name, field) in enumerate(serializer_class._declared_fields.items()):
+    for index, (name, field) in enumerate(serializer_class().get_fields().items()):
         source = field.source or name
         method = getattr(serializer_class, f"value_{name}", None)
         if method is not None:

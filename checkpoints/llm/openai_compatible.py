@@ -3,8 +3,9 @@
 One request per attempt, with `response_format: json_schema` (strict) so servers that support structured
 output constrain the answer; the answer is validated again here whatever the server claims. Attempts are
 bounded by `max_attempts` in total:
-- timeouts, connection errors, HTTP 429 and 5xx are retried after an exponential backoff with jitter
-  (honouring Retry-After, capped);
+- timeouts, connection errors, HTTP 429 and 5xx are retried after an exponential backoff with jitter,
+  or after the Retry-After asked for (longer than `MAX_BACKOFF_SECONDS`: no retry) — the SDK's policy
+  (`checkpoints.sdk.retry`);
 - an invalid answer (not JSON, schema violations, refusal, truncated) is retried at once, telling the model
   what was wrong;
 - any other HTTP 4xx is a configuration problem and fails at once.
@@ -16,10 +17,8 @@ from __future__ import annotations
 
 import json
 import logging
-import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -34,18 +33,33 @@ from checkpoints.medallion_schema import (
     SchemaError,
     content_json_schema,
 )
+from checkpoints.sdk.retry import RetryPolicy, retry_after_seconds
 
 logger = logging.getLogger(__name__)
 
 MAX_BACKOFF_SECONDS = 30.0
 
 
-@dataclass
-class _Attempt:
-    content: MedallionContent | None = None
-    problem: str = ""
-    transient: bool = False  # worth retrying after a backoff (timeouts, connection errors, 429, 5xx)
-    response: httpx.Response | None = None
+class _Unavailable(Exception):
+    """A transient failure (timeout, connection error, 429, 5xx): worth another attempt after a wait."""
+
+    def __init__(self, problem: str, retry_after: float | None = None) -> None:
+        super().__init__(problem)
+        self.retry_after = retry_after
+
+
+class _InvalidAnswer(Exception):
+    """An answer that is not a valid medallion: asked again at once, telling the model what was wrong."""
+
+    retry_after = 0.0
+
+    def __init__(self, problem: str, response: httpx.Response) -> None:
+        super().__init__(problem)
+        self.response = response
+
+
+def _worth_retrying(exc: BaseException) -> bool:
+    return isinstance(exc, _Unavailable | _InvalidAnswer)
 
 
 class OpenAICompatibleProvider:
@@ -71,6 +85,13 @@ class OpenAICompatibleProvider:
         self.timeout_seconds = timeout_seconds
         self.max_attempts = max_attempts
         self.backoff_seconds = backoff_seconds
+        # The one retry policy (checkpoints.sdk.retry); a Retry-After beyond the backoff cap fails at once.
+        self.retry = RetryPolicy(
+            max_retries=max_attempts - 1,
+            backoff_base=backoff_seconds,
+            backoff_max=MAX_BACKOFF_SECONDS,
+            max_retry_after=MAX_BACKOFF_SECONDS,
+        )
         self.transport = transport
         self.sleep = sleep
 
@@ -101,57 +122,54 @@ class OpenAICompatibleProvider:
 
     def _complete(self, messages: list[dict[str, str]]) -> MedallionContent:
         problems: list[str] = []
-        last: _Attempt | None = None
         with httpx.Client(timeout=self.timeout_seconds, transport=self.transport) as client:
-            for number in range(1, self.max_attempts + 1):
-                last = self._attempt(client, messages)
-                if last.content is not None:
-                    return last.content
-                problems.append(f"attempt {number}: {last.problem}")
-                logger.warning("LLM %s, %s", self.url, problems[-1])
-                if last.transient:
-                    if number < self.max_attempts:
-                        self.sleep(self._backoff(number, last.response))
-                elif last.response is not None:
-                    # Show the model its answer and what is wrong with it, so the retry can fix it.
-                    answer = {"role": "assistant", "content": _answer_text(last.response)[:20_000]}
-                    messages = [*messages, answer, prompts.correction_message(last.problem)]
-        summary = "; ".join(problems)
-        if last is not None and not last.transient:
-            raise LLMOutputInvalid(f"no valid medallion after {self.max_attempts} attempts: {summary}")
-        raise LLMUnavailable(f"{self.url} failed {self.max_attempts} attempts: {summary}")
+            try:
+                for attempt in self.retry.retrying(_worth_retrying, sleep=self.sleep):
+                    with attempt:
+                        try:
+                            return self._attempt(client, messages)
+                        except (_Unavailable, _InvalidAnswer) as failure:
+                            problems.append(f"attempt {attempt.retry_state.attempt_number}: {failure}")
+                            logger.warning("LLM %s, %s", self.url, problems[-1])
+                            if isinstance(failure, _InvalidAnswer):
+                                # Show the model its answer and what is wrong, so the retry can fix it.
+                                answer = {
+                                    "role": "assistant",
+                                    "content": _answer_text(failure.response)[:20_000],
+                                }
+                                messages = [*messages, answer, prompts.correction_message(str(failure))]
+                            raise
+            except _InvalidAnswer:
+                summary = "; ".join(problems)
+                raise LLMOutputInvalid(
+                    f"no valid medallion after {len(problems)} attempts: {summary}"
+                ) from None
+            except _Unavailable:
+                raise LLMUnavailable(
+                    f"{self.url} failed {len(problems)} attempts: {'; '.join(problems)}"
+                ) from None
+        raise AssertionError("tenacity ends its loop only by returning an answer or raising")
 
-    def _attempt(self, client: httpx.Client, messages: list[dict[str, str]]) -> _Attempt:
-        """One request. Transient failures and invalid answers are returned; a refused request raises."""
+    def _attempt(self, client: httpx.Client, messages: list[dict[str, str]]) -> MedallionContent:
+        """One request: the content, or _Unavailable / _InvalidAnswer; a refused request raises."""
         try:
             response = client.post(self.url, json=self._payload(messages), headers=self._headers())
-        except httpx.TimeoutException:
-            return _Attempt(problem=f"timed out after {self.timeout_seconds:g} s", transient=True)
+        except httpx.TimeoutException as exc:
+            raise _Unavailable(f"timed out after {self.timeout_seconds:g} s") from exc
         except httpx.TransportError as exc:
-            return _Attempt(problem=f"connection failed ({type(exc).__name__}: {exc})", transient=True)
+            raise _Unavailable(f"connection failed ({type(exc).__name__}: {exc})") from exc
         status = response.status_code
         if status == 429 or status >= 500:
-            return _Attempt(
-                problem=f"HTTP {status} {_snippet(response.text)}", transient=True, response=response
-            )
+            retry_after = retry_after_seconds(response.headers.get("Retry-After"))
+            raise _Unavailable(f"HTTP {status} {_snippet(response.text)}", retry_after)
         if status >= 400:
             raise LLMRequestRefused(
                 f"{self.url} refused the request: HTTP {status} {_snippet(response.text)}"
             )
         try:
-            return _Attempt(content=parse_completion(response))
+            return parse_completion(response)
         except LLMOutputInvalid as exc:
-            return _Attempt(problem=str(exc), response=response)
-
-    def _backoff(self, attempt: int, response: httpx.Response | None = None) -> float:
-        retry_after = response.headers.get("Retry-After") if response is not None else None
-        if retry_after is not None:
-            try:
-                return min(max(float(retry_after), 0.0), MAX_BACKOFF_SECONDS)
-            except ValueError:
-                pass  # an HTTP date: fall back to our own schedule
-        base = min(self.backoff_seconds * 2 ** (attempt - 1), MAX_BACKOFF_SECONDS)
-        return base * (1 + random.random() / 4)  # nosec B311 # jitter: many workers must not retry in step
+            raise _InvalidAnswer(str(exc), response) from exc
 
 
 def _snippet(text: str) -> str:

@@ -41,7 +41,8 @@ from checkpoints.sdk.models import (
     SaveResult,
     Thread,
 )
-from checkpoints.sdk.transport import SDK_VERSION, RetryPolicy
+from checkpoints.sdk.retry import RetryPolicy
+from checkpoints.sdk.transport import SDK_VERSION
 
 __version__ = SDK_VERSION
 

@@ -1,5 +1,5 @@
 """How `AsyncTransport` sends its requests: aiohttp's client, whose failures are translated into the httpx
-exceptions that the retry policy reads (`transport.RetryPolicy`), so both transports retry alike.
+exceptions that the retry policy reads (`checkpoints.sdk.retry`), so both transports retry alike.
 
 aiohttp rather than httpx's AsyncClient: httpx spends about 1.1 ms of CPU on a request, more than a
 LangGraph step's own work; aiohttp about 0.2 ms (docs/architecture.md, "The SDK's HTTP clients").

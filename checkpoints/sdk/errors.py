@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from checkpoints.sdk.retry import retry_after_seconds
+
 if TYPE_CHECKING:
     from checkpoints.sdk.models import Checkpoint
 
@@ -46,6 +48,11 @@ class CairnError(Exception):
         self.status = self.status_code if status is None else status
         self.error_code = code or self.code
         self.headers: dict[str, str] = headers or {}
+
+    @property
+    def retry_after(self) -> float | None:
+        """Seconds the server asked to wait before trying again (its Retry-After), if it said."""
+        return retry_after_seconds(self.headers.get("retry-after", self.details.get("retry_after")))
 
     def __str__(self) -> str:
         prefix = f"[{self.status} {self.error_code}] " if self.status else f"[{self.error_code}] "
@@ -106,14 +113,6 @@ class DiffTooLarge(CairnError, code="diff_too_large", status_code=422):
 
 class Throttled(CairnError, code="throttled", status_code=429):
     """Over the key's rate. `retry_after` is the number of seconds the server asked to wait."""
-
-    @property
-    def retry_after(self) -> float | None:
-        raw = self.headers.get("retry-after", self.details.get("retry_after"))
-        try:
-            return float(raw) if raw is not None else None
-        except (TypeError, ValueError):
-            return None
 
 
 class Unavailable(CairnError, code="unavailable", status_code=503):

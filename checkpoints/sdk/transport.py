@@ -1,13 +1,13 @@
 """HTTP transport for Client and AsyncClient: one request description (`Call`), one retry policy, and a sync
 and an async sender that share both.
 
-Retries (bounded, exponential backoff with full jitter):
+Retries (`checkpoints.sdk.retry`, the one policy: bounded, exponential backoff with full jitter):
 - a connection that could not be made (nothing was sent) and a 429 (the throttle refuses before any work is
-  done) are retried for every call; a 429's `Retry-After` is honoured (up to `max_retry_after`, beyond which
-  `Throttled` is raised at once instead of sleeping);
+  done) are retried for every call;
 - a connection lost or timed out after sending, and a 503, are retried only for idempotent calls: reads,
   deletes, and writes whose effect is the same when repeated (saves with a client-chosen id, PUT state with
-  If-Match and a client-chosen id, pending writes, message appends with client-chosen ids, TTL changes).
+  If-Match and a client-chosen id, pending writes, message appends with client-chosen ids, TTL changes);
+- a `Retry-After` is honoured (up to `max_retry_after`, beyond which the error is raised at once).
 A retried delete that finds the object already gone reports success (the first attempt did it).
 """
 
@@ -15,20 +15,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
+from functools import partial
 from typing import Any, Generic, Protocol, TypeVar
 
 import httpx
 
 from checkpoints.sdk.aiohttp_sender import AiohttpSender
 from checkpoints.sdk.drive import Sleep, adrive, drive
-from checkpoints.sdk.errors import CairnConnectionError, error_from_response
+from checkpoints.sdk.errors import CairnConnectionError, CairnError, error_from_response
+from checkpoints.sdk.retry import RetryPolicy
 
 T = TypeVar("T")
 HttpT = TypeVar("HttpT", httpx.Client, httpx.AsyncClient)
@@ -66,57 +67,6 @@ class Call(Generic[T]):
     done_on_retry: frozenset[int] = frozenset()
     # Error statuses whose body the parser reads instead of raising (e.g. /healthz's 503 report).
     accept_status: frozenset[int] = frozenset()
-
-
-@dataclass
-class RetryPolicy:
-    """How often and how long to retry. `max_retries=0` disables retries."""
-
-    max_retries: int = 3
-    backoff_base: float = 0.25
-    backoff_max: float = 8.0
-    max_retry_after: float = 60.0
-
-    def backoff(self, attempt: int) -> float:
-        # Full jitter: concurrent clients that failed together do not retry together.
-        return random.uniform(0, min(self.backoff_max, self.backoff_base * (2**attempt)))  # nosec B311 # retry jitter, not a secret
-
-    def after_exception(self, call: Call[Any], exc: httpx.TransportError, attempt: int) -> float | None:
-        if attempt >= self.max_retries:
-            return None
-        if isinstance(exc, _NOT_SENT) or call.idempotent:
-            return self.backoff(attempt)
-        return None
-
-    def after_response(self, call: Call[Any], response: Response, attempt: int) -> float | None:
-        if attempt >= self.max_retries:
-            return None
-        if response.status == 429:
-            retry_after = _retry_after(response.headers)
-            if retry_after is None:
-                return self.backoff(attempt)
-            if retry_after > self.max_retry_after:
-                return None
-            return retry_after + random.uniform(0, min(1.0, retry_after * 0.1))  # nosec B311 # retry jitter, not a secret
-        if response.status == 503 and call.idempotent:
-            retry_after = _retry_after(response.headers)
-            if retry_after is not None and retry_after <= self.max_retry_after:
-                return retry_after
-            return self.backoff(attempt)
-        return None
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    raw = headers.get("retry-after")
-    if raw is None:
-        return None
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        try:
-            return max(0.0, (parsedate_to_datetime(raw) - datetime.now(UTC)).total_seconds())
-        except (TypeError, ValueError):
-            return None
 
 
 class ServerClock:
@@ -223,34 +173,58 @@ def _client_options(base_url: str, api_key: str, timeout: Any, limits: httpx.Lim
     }
 
 
-def _is_answer(call: Call[Any], response: Response, attempt: int) -> bool:
+def _is_answer(call: Call[Any], response: Response, *, retried: bool) -> bool:
     if response.status < 400 or response.status in call.accept_status:
         return True
-    return attempt > 0 and response.status in call.done_on_retry
+    return retried and response.status in call.done_on_retry
+
+
+def _may_retry(call: Call[Any], exc: BaseException) -> bool:
+    """Which failures are worth another attempt (the module's docstring): nothing sent, or refused by the
+    throttle before any work, for every call; lost after sending, or a 503, for idempotent calls only."""
+    if isinstance(exc, _NOT_SENT) or (isinstance(exc, CairnError) and exc.status == 429):
+        return True
+    lost = isinstance(exc, httpx.TransportError) or (isinstance(exc, CairnError) and exc.status == 503)
+    return lost and call.idempotent
+
+
+def _attempt(call: Call[T], clock: ServerClock, *, retried: bool) -> Generator[Call[T], Any, T]:
+    """One attempt: yields the call to send (receives the answer, or has the transport error thrown in),
+    returns the parsed answer or raises the call's CairnError."""
+    raw: Answer = yield call
+    response = _decode(raw)
+    clock.observe(response.headers)
+    if _is_answer(call, response, retried=retried):
+        return call.parse(response)
+    raise error_from_response(response.status, response.body, response.headers)
 
 
 def _attempts(call: Call[T], retry: RetryPolicy, clock: ServerClock) -> Generator[Call[T] | Sleep, Any, T]:
     """One call's attempts and retries, written once for both transports (driven by checkpoints.sdk.drive):
-    it yields the call to send (and receives the httpx response, or has the transport error thrown in) or a
-    `Sleep` before the next attempt; it returns the parsed answer or raises the call's CairnError."""
-    attempt = 0
-    while True:
+    it yields the call to send or a `Sleep` before the next attempt; it returns the parsed answer or raises
+    the call's CairnError.
+
+    tenacity (`checkpoints.sdk.retry`) decides every retry; its waits are handed to the driver as `Sleep`s, so
+    the async client waits without blocking its event loop. The first attempt is made before tenacity's loop
+    starts, which then begins by judging that attempt's failure: its loop costs 30-60 us a call, more than
+    the rest of the SDK's work on a small request (docs/sdk.md, "Retries")."""
+    try:
         try:
-            raw: Answer = yield call
-        except httpx.TransportError as exc:
-            delay = retry.after_exception(call, exc, attempt)
-            if delay is None:
-                raise CairnConnectionError(f"{call.method} {call.path}: {exc!r}") from exc
-        else:
-            response = _decode(raw)
-            clock.observe(response.headers)
-            if _is_answer(call, response, attempt):
-                return call.parse(response)
-            delay = retry.after_response(call, response, attempt)
-            if delay is None:
-                raise error_from_response(response.status, response.body, response.headers)
-        yield Sleep(delay)
-        attempt += 1
+            return (yield from _attempt(call, clock, retried=False))
+        except Exception as exc:
+            first: Exception | None = exc
+        delays: list[float] = []
+        for attempt in retry.retrying(partial(_may_retry, call), sleep=delays.append):
+            if delays:
+                yield Sleep(delays.pop())
+            with attempt:
+                if first is not None:
+                    failure, first = first, None
+                    raise failure
+                return (yield from _attempt(call, clock, retried=True))
+    except httpx.TransportError as exc:
+        raise CairnConnectionError(f"{call.method} {call.path}: {exc!r}") from exc
+    raise AssertionError("tenacity ends its loop only by returning an answer or raising")
 
 
 class _Transport(ABC, Generic[HttpT]):

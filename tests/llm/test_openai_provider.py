@@ -226,8 +226,19 @@ def test_it_honours_retry_after_and_backs_off_exponentially(llm: FakeOpenAI) -> 
         MedallionScope.from_dict(SCOPE), Evidence.from_dict(EVIDENCE)
     )
     assert content.decisions[0].id == "D-001"
-    assert slept[0] == 2.0 and 0.5 <= slept[1] <= 0.625  # Retry-After, then 0.25 * 2 with jitter
+    # Retry-After (plus up to 10% jitter), then the backoff: 0.25 * 2 with full jitter.
+    assert 2.0 <= slept[0] <= 2.2 and 0 <= slept[1] <= 0.5
     assert "authorization" not in llm.headers[0]  # no key configured (Ollama, llama.cpp): no header
+
+
+def test_a_retry_after_beyond_the_backoff_cap_fails_at_once(llm: FakeOpenAI) -> None:
+    slept: list[float] = []
+    llm.script(Reply(status=503, body="maintenance", headers={"Retry-After": "3600"}), answer(GOOD))
+    with pytest.raises(LLMUnavailable, match="failed 1 attempts: attempt 1: HTTP 503 maintenance"):
+        provider(llm, sleep=slept.append).generate(
+            MedallionScope.from_dict(SCOPE), Evidence.from_dict(EVIDENCE)
+        )
+    assert slept == [] and len(llm.requests) == 1
 
 
 def test_it_accepts_json_in_a_markdown_fence_from_servers_without_structured_output(llm: FakeOpenAI) -> None:

@@ -37,9 +37,9 @@ def pyproject() -> dict[str, Any]:
     return tomllib.loads((REPO / "pyproject.toml").read_text())
 
 
-def test_the_sdk_depends_on_its_two_http_clients_only_and_the_server_is_an_extra() -> None:
+def test_the_sdk_depends_on_its_two_http_clients_and_tenacity_only_and_the_server_is_an_extra() -> None:
     project = pyproject()["project"]
-    assert project["dependencies"] == ["httpx>=0.28,<1", "aiohttp>=3.10,<4"]
+    assert project["dependencies"] == ["httpx>=0.28,<1", "aiohttp>=3.10,<4", "tenacity>=9.0,<10"]
     extras = project["optional-dependencies"]
     server = {requirement.split("[")[0].split(">")[0].lower() for requirement in extras["server"]}
     assert server >= SERVER_DISTRIBUTIONS

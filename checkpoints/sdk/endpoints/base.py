@@ -35,7 +35,8 @@ from urllib.parse import quote
 from checkpoints.sdk import flows
 from checkpoints.sdk.jsonvalue import to_json_object
 from checkpoints.sdk.models import UNSET, Checkpoint, Page, Unset
-from checkpoints.sdk.transport import DEFAULT_LIMITS, DEFAULT_TIMEOUT, Call, Response, RetryPolicy
+from checkpoints.sdk.retry import RetryPolicy
+from checkpoints.sdk.transport import DEFAULT_LIMITS, DEFAULT_TIMEOUT, Call, Response
 
 if TYPE_CHECKING:
     from typing import Self
