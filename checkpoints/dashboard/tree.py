@@ -15,6 +15,7 @@ from datetime import datetime
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
+from checkpoints.dashboard.steps import StepSummary, step_summaries
 from checkpoints.models import Checkpoint, Thread
 
 LANE_WIDTH = 16
@@ -38,6 +39,7 @@ class TreeRow:
     parent_shown: bool
     is_branch: bool
     forks: list[Thread] = field(default_factory=list)
+    step: StepSummary | None = None
     svg: SafeString = field(default_factory=lambda: mark_safe(""))  # nosec B308 # an empty string
 
 
@@ -208,6 +210,7 @@ def build_trees(checkpoints: list[Checkpoint], forks: list[Thread], now: datetim
     forks_at: dict[tuple[str, str], list[Thread]] = defaultdict(list)
     for fork in forks:
         forks_at[(fork.forked_from_namespace, fork.forked_from_checkpoint_id)].append(fork)
+    steps = step_summaries(checkpoints)
     trees = []
     for namespace in sorted(by_namespace):
         nodes = by_namespace[namespace]
@@ -215,5 +218,6 @@ def build_trees(checkpoints: list[Checkpoint], forks: list[Thread], now: datetim
         tree = _layout(nodes, head, now)
         for row in tree.rows:
             row.forks = forks_at.get((namespace, row.checkpoint.checkpoint_id), [])
+            row.step = steps[row.checkpoint.pk]
         trees.append(tree)
     return trees

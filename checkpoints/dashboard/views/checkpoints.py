@@ -13,6 +13,7 @@ from django.utils import timezone
 from checkpoints.dashboard.access import workspace_view
 from checkpoints.dashboard.diffview import field_changes, side_by_side
 from checkpoints.dashboard.jsonview import render_json_text
+from checkpoints.dashboard.steps import step_summaries
 from checkpoints.dashboard.timeline import neighbours
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import Checkpoint, Thread, Workspace
@@ -96,6 +97,7 @@ def checkpoint_detail(
         ],
         "previous_step": previous_step,
         "next_step": next_step,
+        "step": step_summaries([checkpoint])[checkpoint.pk],
         "lineage": lineage,
         "lineage_more": lineage_more,
         "children": list(
