@@ -30,7 +30,8 @@ THREAD_PAGE_QUERIES = 13 + 2
 # The checkpoint and its thread, its lineage (the walk up the parent ids, then the rows), previous and next
 # step, children, forks, the diff picker's checkpoints and the pending writes; what ran (rows, writes).
 CHECKPOINT_PAGE_QUERIES = 3 + 9 + 2
-DIFF_PAGE_QUERIES = 3 + 2  # the checkpoint and the one it is compared with, each with its thread
+# The checkpoint and the one it is compared with, each with its thread; the previous and next step pairs.
+DIFF_PAGE_QUERIES = 3 + 2 + 2
 SCOPE_FORM_QUERIES = 3 + 1  # the thread
 # The thread, then in one transaction (a savepoint inside the test's): the thread locked, its scope and its
 # updated_at written, the audit event.

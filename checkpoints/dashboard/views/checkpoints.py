@@ -11,7 +11,7 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from checkpoints.dashboard.access import workspace_view
-from checkpoints.dashboard.diffview import field_changes, side_by_side
+from checkpoints.dashboard.diffview import field_changes, is_langgraph_bookkeeping, side_by_side
 from checkpoints.dashboard.jsonview import render_json_text
 from checkpoints.dashboard.steps import step_summaries
 from checkpoints.dashboard.timeline import neighbours
@@ -170,6 +170,12 @@ def checkpoint_diff_view(
         response["Content-Disposition"] = f'attachment; filename="{checkpoint.checkpoint_id}-diff.json"'
         return response
     document = {name: source.decoded(name) for name in DOCUMENTS} if source is not None else {}
+    langgraph = Checkpoint.Framework.LANGGRAPH in (checkpoint.framework, source.framework if source else None)
+    # LangGraph's bookkeeping is hidden unless `?bookkeeping=1` (a link, so it works without JavaScript).
+    show_bookkeeping = request.GET.get("bookkeeping") == "1"
+    toggle = request.GET.copy()
+    toggle["bookkeeping"] = "0" if show_bookkeeping else "1"
+    previous_step, next_step = neighbours(checkpoint)
     context = {
         "workspace": workspace,
         "title": f"Diff of {checkpoint.checkpoint_id}",
@@ -177,7 +183,14 @@ def checkpoint_diff_view(
         "thread": checkpoint.thread,
         "checkpoint": checkpoint,
         "source": source,
-        "diff": side_by_side(document, patch),
+        "diff": side_by_side(
+            document, patch, hide=None if show_bookkeeping or not langgraph else is_langgraph_bookkeeping
+        ),
+        "langgraph": langgraph,
+        "show_bookkeeping": show_bookkeeping,
+        "bookkeeping_toggle": toggle.urlencode(),
+        "previous_pair": previous_step,
+        "next_pair": next_step,
         "field_changes": field_changes(source, checkpoint),
         "cross_thread": source is not None and source.thread_id != checkpoint.thread_id,
     }
