@@ -3,15 +3,19 @@ and the checkpoint page, in a fixed number of queries (docs/dashboard.md, "What 
 
 from __future__ import annotations
 
+import base64
+import pickle
 import re
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from django.test import Client
 from django.urls import reverse
+from langchain_core.messages import AIMessage
 
-from checkpoints.dashboard.steps import step_summaries
+from checkpoints.dashboard.steps import step_summaries, usage_in, usage_of
 from checkpoints.dashboard.written_values import readable
 from checkpoints.models import Workspace
 from tests.dashboard.refund_run import CODEC, build_refund_run
@@ -66,9 +70,6 @@ def test_it_reads_step_name_and_usage_of_other_saves(workspace: Workspace) -> No
 
 
 def test_it_never_unpickles_a_stored_value() -> None:
-    import base64
-    import pickle
-
     class Boom:
         def __reduce__(self) -> Any:
             return (exec, ("raise SystemExit('executed')",))
@@ -113,3 +114,14 @@ def test_it_shows_what_ran_on_the_tree_and_the_checkpoint_page(dash: Client, wor
     assert what_ran is not None
     assert "<code>agent</code>" in what_ran.group(1)
     assert "refund above limit" in what_ran.group(1)
+
+
+def test_it_reads_the_usage_of_a_message_stored_through_the_serializer() -> None:
+    message = AIMessage(
+        "ok",
+        additional_kwargs={"at": datetime(2026, 11, 28, tzinfo=UTC)},  # not JSON: stored as msgpack
+        usage_metadata={"input_tokens": 4, "output_tokens": 2, "total_tokens": 6},
+    )
+    stored = CODEC.encode([message])
+    assert "data" in stored[0]
+    assert usage_in(readable(stored)) == usage_of({"input_tokens": 4, "output_tokens": 2})
