@@ -90,7 +90,6 @@ def _rehasher(source: Thread, now: datetime) -> Callable[[Checkpoint, Checkpoint
     return rehash
 
 
-@transaction.atomic
 def _state_edit(original: str, edited: str) -> dict[str, Any]:
     """What a fork with changes records of its edit: whether the state changed and the JSON pointers of the
     values that did (the first AUDIT_SEQS_MAX)."""
@@ -99,6 +98,7 @@ def _state_edit(original: str, edited: str) -> dict[str, Any]:
     return {"state_edited": edited != original, "changed_paths": paths[:AUDIT_SEQS_MAX]}
 
 
+@transaction.atomic
 def thread_fork(
     *,
     source: Thread,
