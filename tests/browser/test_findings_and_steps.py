@@ -51,9 +51,9 @@ def test_it_walks_a_failed_run_step_by_step_and_records_the_look(
     paths = page.locator("table.diff td.diff-path code")
     assert paths.all_inner_texts() == ["/state/channel_values/messages/1"]
     assert "Refunding 500 EUR" in page.locator("table.diff td.diff-after").inner_text()
+    screenshot(page, "diff-steps")
     follow(page, page.get_by_role("link", name="Show LangGraph's bookkeeping"))
     assert "/state/ts" in paths.all_inner_texts()
-    screenshot(page, "diff-steps")
     follow(page, page.get_by_role("link", name=re.compile("Previous pair")))
     assert run.asked.checkpoint_id[-12:] in page.locator(".diff-sides").inner_text()
 
