@@ -35,15 +35,22 @@ def make_checkpoint(workspace: Workspace, thread_id: str = "t1", **kwargs: Any) 
 
 
 def make_pending_write(
-    checkpoint: Checkpoint, value: Any = 1, *, channel: str = "c", task_id: str = "task"
+    checkpoint: Checkpoint,
+    value: Any = 1,
+    *,
+    channel: str = "c",
+    task_id: str = "task",
+    task_path: str = "",
+    idx: int | None = None,
 ) -> None:
-    """Store one pending write for a saved checkpoint through the service (task_path empty)."""
+    """Store one pending write for a saved checkpoint through the service (at `idx`, default 0)."""
+    write = {"channel": channel, "value": value} | ({} if idx is None else {"idx": idx})
     pending_writes_put(
         workspace=checkpoint.workspace,
         thread_id=checkpoint.thread.thread_id,
         namespace=checkpoint.namespace,
         checkpoint_id=checkpoint.checkpoint_id,
         task_id=task_id,
-        task_path="",
-        writes=[{"channel": channel, "value": value}],
+        task_path=task_path,
+        writes=[write],
     )

@@ -27,6 +27,8 @@ AUDIT_ACTIONS: dict[str, tuple[str, ...]] = {
         "checkpoint.ttl",
         "checkpoint.expire",
         "checkpoint.delete_for_runs",
+        "checkpoint.view",
+        "checkpoint.view_diff",
     ),
     "message": ("message.delete",),
     "medallion": ("medallion.create", "medallion.update", "medallion.delete"),
@@ -35,6 +37,7 @@ AUDIT_ACTIONS: dict[str, tuple[str, ...]] = {
     "store": ("store.item.put", "store.item.delete"),
     "apikey": ("apikey.create", "apikey.revoke"),
     "user": ("user.login_locked",),
+    "audit": ("audit.export",),
 }
 PREFIX_SUFFIXES = (".*", ".")  # "checkpoint.*" (the picker's spelling) and "checkpoint." both mean a prefix
 

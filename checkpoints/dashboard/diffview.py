@@ -7,6 +7,7 @@ time, so paths that refer to the document as earlier operations left it (array i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,10 +38,13 @@ class DiffRow:
 class SideBySide:
     rows: list[DiffRow]
     total: int
+    read: int = 0  # operations read (at most the limit)
+    unchanged: int = 0  # operations that leave the value at their path as it was ("move null → null")
+    hidden: int = 0  # operations on paths the caller hides (LangGraph's bookkeeping)
 
     @property
     def truncated(self) -> bool:
-        return self.total > len(self.rows)
+        return self.total > self.read
 
 
 def _resolve(document: Any, pointer: str) -> Any:
@@ -61,29 +65,58 @@ def _render(value: Any) -> RenderedJSON | None:
     return None if value is _MISSING else render_json(value, **VALUE_CAPS)
 
 
-def side_by_side(source: Any, patch: list[dict[str, Any]], *, limit: int = MAX_OPERATIONS) -> SideBySide:
-    """Rows of (operation, path, before, after) for the first `limit` operations of `patch`.
+def side_by_side(
+    source: Any,
+    patch: list[dict[str, Any]],
+    *,
+    limit: int = MAX_OPERATIONS,
+    hide: Callable[[str], bool] | None = None,
+) -> SideBySide:
+    """Rows of (operation, path, before, after) for the first `limit` operations of `patch`, without the
+    operations that change nothing and those whose path `hide` hides (both counted).
 
     `source` is consumed: the operations are applied to it in place (callers pass a freshly decoded
     document; copying a large one first would cost as much as the diff).
     """
     working = source
     rows: list[DiffRow] = []
+    unchanged = hidden = 0
     for operation in patch[:limit]:
         op, path = operation["op"], operation["path"]
         from_path = operation.get("from")
-        if op in ("move", "copy"):
-            before = _resolve(working, from_path or "")
-            after = before
-        elif op == "test":
+        if op == "test":
             continue
+        # Before: what was at the path; after: what the operation leaves there.
+        before = _before_add(working, path) if op in ("add", "move", "copy") else _resolve(working, path)
+        if op in ("move", "copy"):
+            after = _resolve(working, from_path or "")
         else:
-            before = _before_add(working, path) if op == "add" else _resolve(working, path)
             after = operation.get("value", _MISSING) if op != "remove" else _MISSING
-        rows.append(DiffRow(op, path, from_path, _render(before), _render(after)))
+        if hide is not None and hide(path):
+            hidden += 1
+        elif before is not _MISSING and before == after:
+            unchanged += 1
+        else:
+            rows.append(DiffRow(op, path, from_path, _render(before), _render(after)))
         # In place: copying a multi-megabyte document once per operation would stall the page.
         working = jsonpatch.JsonPatch([operation]).apply(working, in_place=True)
-    return SideBySide(rows=rows, total=len(patch))
+    return SideBySide(rows, len(patch), min(len(patch), limit), unchanged, hidden)
+
+
+# What LangGraph keeps for its own scheduling, per document: hidden from a LangGraph checkpoint's diff unless
+# asked for (docs/dashboard.md, "The diff").
+LANGGRAPH_BOOKKEEPING = {
+    "state": frozenset(
+        {"channel_versions", "versions_seen", "updated_channels", "v", "ts", "id", "pending_sends"}
+    ),
+    "metadata": frozenset({"step", "parents", "thread_id", "checkpoint_ns", "checkpoint_id"}),
+}
+
+
+def is_langgraph_bookkeeping(path: str) -> bool:
+    """Whether a patch path (/<document>/<key>/…) lies in LangGraph's bookkeeping."""
+    parts = path.split("/")
+    return len(parts) > 2 and parts[2] in LANGGRAPH_BOOKKEEPING.get(parts[1], ())
 
 
 # How the diff page labels the fields a diff compares (checkpoint_reads.DIFF_FIELDS).

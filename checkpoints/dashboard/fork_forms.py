@@ -59,6 +59,13 @@ class ForkForm(forms.Form):
         label="State of the new thread's head (JSON)",
         help_text="Edit it to fork with changes. Empty: the checkpoint's state, unchanged.",
     )
+    reason = forms.CharField(
+        required=False,
+        max_length=500,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        label="Reason for the change",
+        help_text="Recorded in the audit log with the paths of the values you edited.",
+    )
     carry = forms.ChoiceField(
         required=False,
         widget=forms.RadioSelect,
@@ -110,6 +117,8 @@ class ForkForm(forms.Form):
                 arguments[name] = data[name]
         if data.get("state", UNSET) is not UNSET:
             arguments["state"] = data["state"]
+        if data.get("reason"):
+            arguments["reason"] = data["reason"]
         carry = data.get("carry") or "all"
         if carry == "none":
             arguments["message_ids"] = []

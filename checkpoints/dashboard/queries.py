@@ -30,8 +30,9 @@ EXPIRING_WINDOW = timedelta(hours=24)
 
 def with_agents(events: QuerySet[AuditEvent]) -> QuerySet[AuditEvent]:
     """Events with the agents each names (`event.agents.all()`, by agent id): one query per page of
-    events, whatever its length (none when the page is empty)."""
-    return events.prefetch_related(Prefetch("agents", queryset=AuditEventAgent.objects.order_by("agent_id")))
+    events, whatever its length (none when the page is empty); the acting API key joined, for its name."""
+    agents = Prefetch("agents", queryset=AuditEventAgent.objects.order_by("agent_id"))
+    return events.select_related("actor_api_key").prefetch_related(agents)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from typing import Any
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 
+from checkpoints.dashboard.steps import StepSummary, step_summaries
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import Checkpoint, Message, Thread
 
@@ -79,6 +80,7 @@ class Entry:
     checkpoint: Checkpoint | None = None
     followed_by: Checkpoint | None = None
     spawned_by: Checkpoint | None = None
+    step: StepSummary | None = None
 
     @property
     def depth(self) -> int:
@@ -190,6 +192,14 @@ def _attach_spawners(thread: Thread, entries: list[Entry]) -> None:
         entry.spawned_by = max(found, key=lambda c: c.pk) if found else None
 
 
+def _attach_steps(entries: list[Entry]) -> None:
+    """Set `step` (what ran, docs/dashboard.md) on each checkpoint, in a fixed number of queries per page."""
+    summaries = step_summaries([e.checkpoint for e in entries if e.checkpoint is not None])
+    for entry in entries:
+        if entry.checkpoint is not None:
+            entry.step = summaries[entry.checkpoint.pk]
+
+
 def _attach_followers(entries: list[Entry], next_checkpoint: Checkpoint | None) -> None:
     """Set `followed_by` on each message: the next checkpoint in the stream (None: not saved yet)."""
     following = next_checkpoint
@@ -244,6 +254,7 @@ def timeline_page(
         page.previous = _link(request, before.encode(backwards=True))
     _attach_followers(entries, following)
     _attach_spawners(thread, entries)
+    _attach_steps(entries)
     page.namespaces = sorted({e.checkpoint.namespace for e in entries if e.checkpoint is not None})
     return page
 

@@ -15,6 +15,7 @@ from datetime import datetime
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
+from checkpoints.dashboard.steps import StepSummary
 from checkpoints.models import Checkpoint, Thread
 
 LANE_WIDTH = 16
@@ -38,6 +39,7 @@ class TreeRow:
     parent_shown: bool
     is_branch: bool
     forks: list[Thread] = field(default_factory=list)
+    step: StepSummary | None = None
     svg: SafeString = field(default_factory=lambda: mark_safe(""))  # nosec B308 # an empty string
 
 
@@ -196,11 +198,17 @@ def _layout(nodes: list[Checkpoint], head: Checkpoint | None, now: datetime) -> 
     return NamespaceTree(namespace=nodes[0].namespace, rows=rows, lanes=width, head=head)
 
 
-def build_trees(checkpoints: list[Checkpoint], forks: list[Thread], now: datetime) -> list[NamespaceTree]:
+def build_trees(
+    checkpoints: list[Checkpoint],
+    forks: list[Thread],
+    now: datetime,
+    steps: dict[int, StepSummary] | None = None,
+) -> list[NamespaceTree]:
     """One tree per namespace (root namespace first), from checkpoints in any order.
 
     The head of each namespace is its newest readable checkpoint (the same rule as `checkpoint_head`).
-    `forks` are threads forked from this one; each is attached to the checkpoint it was forked at.
+    `forks` are threads forked from this one; each is attached to the checkpoint it was forked at. `steps`
+    (checkpoints.dashboard.steps, by primary key) says what ran at each.
     """
     by_namespace: dict[str, list[Checkpoint]] = defaultdict(list)
     for checkpoint in sorted(checkpoints, key=lambda c: c.pk):
@@ -215,5 +223,6 @@ def build_trees(checkpoints: list[Checkpoint], forks: list[Thread], now: datetim
         tree = _layout(nodes, head, now)
         for row in tree.rows:
             row.forks = forks_at.get((namespace, row.checkpoint.checkpoint_id), [])
+            row.step = (steps or {}).get(row.checkpoint.pk)
         trees.append(tree)
     return trees

@@ -22,6 +22,7 @@ from checkpoints.dashboard.views import (
 )
 from checkpoints.dashboard.views.actions import checkpoints as checkpoint_actions
 from checkpoints.dashboard.views.actions import keys as key_actions
+from checkpoints.dashboard.views.actions import medallions as medallion_actions
 from checkpoints.dashboard.views.actions import retention as retention_actions
 from checkpoints.dashboard.views.actions import scope as scope_actions
 from checkpoints.dashboard.views.actions import summarize as summarize_actions
@@ -31,6 +32,7 @@ app_name = "dashboard"
 
 THREAD = "threads/<cid:thread_id>/"
 CHECKPOINT = f"{THREAD}checkpoints/<cid:checkpoint_id>/"
+MEDALLION = "medallions/<uuid:medallion_id>/"
 
 workspace_patterns = [
     path("", workspaces.overview, name="overview"),
@@ -52,7 +54,8 @@ workspace_patterns = [
     path(f"{CHECKPOINT}unpin/", checkpoint_actions.UnpinAction.view(), name="checkpoint-unpin"),
     path(f"{CHECKPOINT}ttl/", checkpoint_actions.TtlAction.view(), name="checkpoint-ttl"),
     path("medallions/", medallions.medallion_list, name="medallions"),
-    path("medallions/<uuid:medallion_id>/", medallions.medallion_detail, name="medallion"),
+    path(MEDALLION, medallions.medallion_detail, name="medallion"),
+    path(f"{MEDALLION}stale/", medallion_actions.MarkStaleAction.view(), name="medallion-stale"),
     path("audit/", audit.audit_log, name="audit"),
     path("audit/export.csv", audit.audit_export_csv, name="audit-export-csv"),
     path("audit/export.json", audit.audit_export_json, name="audit-export-json"),

@@ -4,11 +4,13 @@ can land half-way through."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Collection
 from datetime import datetime
 from typing import Any
 
+import jsonpatch
 from django.db import models, transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
@@ -88,6 +90,14 @@ def _rehasher(source: Thread, now: datetime) -> Callable[[Checkpoint, Checkpoint
     return rehash
 
 
+def _state_edit(original: str, edited: str) -> dict[str, Any]:
+    """What a fork with changes records of its edit: whether the state changed and the JSON pointers of the
+    values that did (the first AUDIT_SEQS_MAX)."""
+    patch = jsonpatch.make_patch(json.loads(original), json.loads(edited))
+    paths = list(dict.fromkeys(operation["path"] for operation in patch))
+    return {"state_edited": edited != original, "changed_paths": paths[:AUDIT_SEQS_MAX]}
+
+
 @transaction.atomic
 def thread_fork(
     *,
@@ -99,6 +109,7 @@ def thread_fork(
     name: str | None = None,
     state: Any = UNSET,
     message_ids: Collection[str] | None = None,
+    reason: str = "",
 ) -> Thread:
     """Branch a new thread from a checkpoint of `source` (default: the head of `namespace`).
 
@@ -110,6 +121,7 @@ def thread_fork(
 
     Fork with changes: `state` replaces the copied state (ValidationFailed if it cannot be stored), and
     `message_ids` carries only those of the messages up to `message_seq` (ValidationFailed naming any other).
+    The audit event names the JSON pointers of the edited values (`changed_paths`) and the `reason` given.
     """
     now = timezone.now()
     edited_state = None if state is UNSET else encode_document("state", state)
@@ -172,7 +184,8 @@ def thread_fork(
             "message_seq": checkpoint.message_seq,
             "messages": messages,
             "pending_writes": writes,
-            **({"state_edited": edited_state != checkpoint.state} if edited_state is not None else {}),
+            **(_state_edit(checkpoint.state, edited_state) if edited_state is not None else {}),
+            **({"reason": reason} if reason else {}),
             **(
                 {"messages_left_out": len(left_out), "left_out_seqs": left_out[:AUDIT_SEQS_MAX]}
                 if message_ids is not None

@@ -74,3 +74,9 @@ def stamp(value: datetime | None) -> str:
     return format_html(
         '<time datetime="{}">{}</time>', utc.isoformat(), utc.strftime("%Y-%m-%d %H:%M:%S UTC")
     )
+
+
+@register.filter
+def writer_label(writer: str, names: dict[str, str] | None) -> str:
+    """A writer for people: its API key's name (checkpoints.dashboard.writers), else as stored."""
+    return (names or {}).get(writer, writer)

@@ -85,7 +85,7 @@ def test_it_picks_actions_by_group_and_prefix(dash: Client, world: World) -> Non
     page = audit_page(dash, world)
     picker = page.split('<select name="action"')[1].split("</select>")[0]
     assert '<optgroup label="checkpoint">' in picker
-    assert '<option value="checkpoint.*">checkpoint.* (all 5)</option>' in picker
+    assert '<option value="checkpoint.*">checkpoint.* (all 7)</option>' in picker
     assert '<option value="retention.sweep">retention.sweep</option>' in picker
 
     def actions(**params: str) -> set[str]:

@@ -21,8 +21,8 @@ from tests.dashboard.world import World
 pytestmark = pytest.mark.django_db
 
 # session + user + workspace, then one query per batch of EXPORT_BATCH events, and one for the agents of
-# each batch that is not empty (none here: the filter matches nothing).
-EXPORT_QUERIES = 4
+# each batch that is not empty (none here: the filter matches nothing); the export's own audit event.
+EXPORT_QUERIES = 4 + 1
 BATCH_QUERIES = 2  # a batch of events and the agents they name
 
 
@@ -89,7 +89,8 @@ def test_it_bounds_the_export_and_says_so(
     rows = list(csv.reader(io.StringIO(body(export(dash, world, "csv")))))
     assert len(rows) == 1 + 3
     newest = [event["action"] for event in document["events"]]
-    assert [row[3] for row in rows[1:]] == newest  # the same newest events in both formats
+    # The same newest events in both formats, after the JSON export's own event (each export is recorded).
+    assert [row[3] for row in rows[1:]] == ["audit.export", *newest[:2]]
 
 
 def test_it_streams_in_batches_with_a_pinned_query_count(
@@ -126,8 +127,9 @@ def test_it_pins_the_json_export_whatever_the_number_of_events(
         )
     with django_assert_num_queries(EXPORT_QUERIES - 1 + BATCH_QUERIES):  # one batch of up to 500
         many = json.loads(body(dash.get(url)))["events"]
-    assert len(many) == len(few) + 60
+    assert len(many) == len(few) + 60 + 1  # the first export's own event
     assert many[0]["agents"] == ["a-59"]
+    assert many[60]["action"] == "audit.export" and many[60]["actor_label"] == "user:alice"
 
 
 def test_it_exports_nothing_of_another_workspace(

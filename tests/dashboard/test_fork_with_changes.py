@@ -146,3 +146,28 @@ def test_the_service_refuses_a_state_it_cannot_store(world: World) -> None:
         thread_id="s",
     )
     assert head(fork.thread_id).state == canonical_json({"a": 1, "b": 2})
+
+
+def test_it_records_the_reason_and_the_paths_of_the_edited_values(dash: Client, world: World) -> None:
+    edited = json.loads(world.step2.state or "") | {"goal": "refund 50 EUR", "approved_by": "ops"}
+    response = dash.post(
+        fork_url(world),
+        {
+            "thread_id": "fixed",
+            "state": json.dumps(edited),
+            "carry": "all",
+            "reason": "refund was 10x too high",
+        },
+    )
+    assert response.status_code == 302
+    event = AuditEvent.objects.get(action="checkpoint.fork", target_id="fixed")
+    assert event.details["reason"] == "refund was 10x too high"
+    assert sorted(event.details["changed_paths"]) == ["/approved_by", "/goal"]
+
+
+@pytest.mark.parametrize("reason", ["nul\x00byte", "x" * 501])
+def test_it_refuses_a_reason_with_a_nul_byte_or_too_long(dash: Client, world: World, reason: str) -> None:
+    response = dash.post(fork_url(world), {"thread_id": "bad-reason", "carry": "all", "reason": reason})
+    assert response.status_code == 400
+    assert 'data-error-for="reason"' in response.content.decode()
+    assert not Thread.objects.filter(thread_id="bad-reason").exists()

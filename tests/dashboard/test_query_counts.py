@@ -25,11 +25,15 @@ pytestmark = pytest.mark.django_db
 
 # session + user + workspace, then the page's own queries.
 THREAD_LIST_QUERIES = 4
-THREAD_PAGE_QUERIES = 13  # with the sparkline of checkpoints over time
+# With the sparkline of checkpoints over time, and what ran at each step of the tree (rows, writes).
+THREAD_PAGE_QUERIES = 13 + 2
 # The checkpoint and its thread, its lineage (the walk up the parent ids, then the rows), previous and next
-# step, children, forks, the diff picker's checkpoints and the pending writes.
-CHECKPOINT_PAGE_QUERIES = 3 + 9
-DIFF_PAGE_QUERIES = 3 + 2  # the checkpoint and the one it is compared with, each with its thread
+# step, children, forks, the diff picker's checkpoints and the pending writes; what ran (rows, writes);
+# the audit event of the view and its agent.
+CHECKPOINT_PAGE_QUERIES = 3 + 9 + 2 + 2
+# The checkpoint and the one it is compared with, each with its thread; the previous and next step pairs;
+# the audit event of the view and its agent.
+DIFF_PAGE_QUERIES = 3 + 2 + 2 + 2
 SCOPE_FORM_QUERIES = 3 + 1  # the thread
 # The thread, then in one transaction (a savepoint inside the test's): the thread locked, its scope and its
 # updated_at written, the audit event.

@@ -19,8 +19,9 @@ from tests.factories import make_checkpoint
 
 pytestmark = pytest.mark.django_db
 
-# session + user + workspace, the thread, then one query for messages and one for checkpoints.
-TIMELINE_QUERIES = 6
+# session + user + workspace, the thread, then one query for messages and one for checkpoints, then what ran
+# (the checkpoints' metadata, their writes).
+TIMELINE_QUERIES = 6 + 2
 
 
 def _url(workspace: Workspace, thread_id: str) -> str:

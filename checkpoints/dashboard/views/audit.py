@@ -7,12 +7,13 @@ from collections.abc import Iterator
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 
-from checkpoints.dashboard.access import workspace_view
+from checkpoints.dashboard.access import actor_for, workspace_view
 from checkpoints.dashboard.audit_export import EXPORT_MAX_ROWS, audit_csv, audit_json, export_filename
 from checkpoints.dashboard.forms import AuditFilterForm
 from checkpoints.dashboard.paging import DashboardPage
 from checkpoints.dashboard.queries import with_agents
 from checkpoints.models import AuditEvent, Workspace
+from checkpoints.services.audit_reads import audit_export_record
 
 
 def _filters_only(request: HttpRequest) -> str:
@@ -54,12 +55,16 @@ def _export(
     if not form.is_valid():
         return _page(request, workspace, form, status=400)
     queryset = form.apply(AuditEvent.objects.for_workspace(workspace))
-    lines: Iterator[str]
-    if extension == "csv":
-        lines = audit_csv(queryset)
-    else:
-        filters = {name: value for name, value in form.cleaned_data.items() if value not in (None, "")}
-        lines = audit_json(queryset, filters)
+    filters = {name: value for name, value in form.cleaned_data.items() if value not in (None, "")}
+    # The export holds the events up to its own (recorded first, so a failing export is still seen).
+    recorded = audit_export_record(
+        workspace=workspace,
+        actor=actor_for(request),
+        extension=extension,
+        filters={name: str(value) for name, value in filters.items()},
+    )
+    queryset = queryset.filter(pk__lt=recorded.pk)
+    lines: Iterator[str] = audit_csv(queryset) if extension == "csv" else audit_json(queryset, filters)
     response = StreamingHttpResponse(lines, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{export_filename(workspace.slug, extension)}"'
     response["X-Content-Type-Options"] = "nosniff"

@@ -10,13 +10,16 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
-from checkpoints.dashboard.access import workspace_view
-from checkpoints.dashboard.diffview import field_changes, side_by_side
+from checkpoints.dashboard.access import actor_for, workspace_view
+from checkpoints.dashboard.diffview import field_changes, is_langgraph_bookkeeping, side_by_side
 from checkpoints.dashboard.jsonview import render_json_text
+from checkpoints.dashboard.steps import step_summaries
 from checkpoints.dashboard.timeline import neighbours
+from checkpoints.dashboard.writers import writer_names
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import Checkpoint, Thread, Workspace
 from checkpoints.models.thread import CLIENT_ID_PATTERN
+from checkpoints.services.audit_reads import checkpoint_diff_view_record, checkpoint_view_record
 from checkpoints.services.checkpoint_reads import (
     checkpoint_diff,
     checkpoint_get,
@@ -81,6 +84,10 @@ def checkpoint_detail(
     previous_step, next_step = neighbours(checkpoint)
     # An expired checkpoint's actions are shown disabled; forking its nearest readable ancestor is the fix.
     fork_instead = None if readable else next((a for a in lineage if a.is_readable(now)), None)
+    if readable:  # the page shows its state: who looked is recorded
+        checkpoint_view_record(
+            workspace=workspace, actor=actor_for(request), checkpoint=checkpoint, part="page"
+        )
     context: dict[str, Any] = {
         "workspace": workspace,
         "title": f"Checkpoint {checkpoint.checkpoint_id}",
@@ -96,6 +103,8 @@ def checkpoint_detail(
         ],
         "previous_step": previous_step,
         "next_step": next_step,
+        "step": step_summaries([checkpoint])[checkpoint.pk],
+        "writer_names": writer_names(workspace, [checkpoint.written_by]),
         "lineage": lineage,
         "lineage_more": lineage_more,
         "children": list(
@@ -128,6 +137,7 @@ def checkpoint_raw(
         raise ValidationFailed("part must be state, context or metadata.")
     checkpoint = _checkpoint(request, workspace, thread_id, checkpoint_id)
     ensure_readable(checkpoint)
+    checkpoint_view_record(workspace=workspace, actor=actor_for(request), checkpoint=checkpoint, part=part)
     response = HttpResponse(getattr(checkpoint, part), content_type="application/json; charset=utf-8")
     filename = f"{checkpoint.thread.thread_id}-{checkpoint.checkpoint_id}-{part}.json"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
@@ -163,11 +173,20 @@ def checkpoint_diff_view(
     checkpoint = _checkpoint(request, workspace, thread_id, checkpoint_id)
     source = _diff_source(request, workspace, checkpoint)
     patch = checkpoint_diff(checkpoint=checkpoint, against=source)
+    checkpoint_diff_view_record(
+        workspace=workspace, actor=actor_for(request), checkpoint=checkpoint, against=source
+    )
     if request.GET.get("format") == "json":
         response = HttpResponse(json.dumps(patch, ensure_ascii=False), content_type="application/json")
         response["Content-Disposition"] = f'attachment; filename="{checkpoint.checkpoint_id}-diff.json"'
         return response
     document = {name: source.decoded(name) for name in DOCUMENTS} if source is not None else {}
+    langgraph = Checkpoint.Framework.LANGGRAPH in (checkpoint.framework, source.framework if source else None)
+    # LangGraph's bookkeeping is hidden unless `?bookkeeping=1` (a link, so it works without JavaScript).
+    show_bookkeeping = request.GET.get("bookkeeping") == "1"
+    toggle = request.GET.copy()
+    toggle["bookkeeping"] = "0" if show_bookkeeping else "1"
+    previous_step, next_step = neighbours(checkpoint)
     context = {
         "workspace": workspace,
         "title": f"Diff of {checkpoint.checkpoint_id}",
@@ -175,7 +194,14 @@ def checkpoint_diff_view(
         "thread": checkpoint.thread,
         "checkpoint": checkpoint,
         "source": source,
-        "diff": side_by_side(document, patch),
+        "diff": side_by_side(
+            document, patch, hide=None if show_bookkeeping or not langgraph else is_langgraph_bookkeeping
+        ),
+        "langgraph": langgraph,
+        "show_bookkeeping": show_bookkeeping,
+        "bookkeeping_toggle": toggle.urlencode(),
+        "previous_pair": previous_step,
+        "next_pair": next_step,
         "field_changes": field_changes(source, checkpoint),
         "cross_thread": source is not None and source.thread_id != checkpoint.thread_id,
     }

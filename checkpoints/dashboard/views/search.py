@@ -10,6 +10,7 @@ from django.shortcuts import render
 from checkpoints.dashboard.access import workspace_view
 from checkpoints.dashboard.paging import DashboardPage
 from checkpoints.dashboard.search import SearchForm, highlight, message_text
+from checkpoints.dashboard.writers import writer_names
 from checkpoints.models import Workspace
 
 
@@ -18,9 +19,11 @@ def search(request: HttpRequest, workspace: Workspace) -> HttpResponse:
     form = SearchForm(request.GET)
     page: DashboardPage | None = None
     hits: list[dict[str, Any]] = []
+    names: dict[str, str] = {}
     if form.is_valid():
         if form.chosen_kind == "checkpoints":
             page = DashboardPage(request, form.checkpoints(workspace), ["-id"])
+            names = writer_names(workspace, [c.written_by for c in page])
         else:
             messages = form.messages(workspace)
             if messages is not None:
@@ -38,6 +41,7 @@ def search(request: HttpRequest, workspace: Workspace) -> HttpResponse:
         "tabs": tabs,
         "page": page,
         "hits": hits,
+        "writer_names": names,
     }
     return render(request, "checkpoints/dashboard/search.html", context)
 

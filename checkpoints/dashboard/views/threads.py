@@ -11,6 +11,7 @@ from checkpoints.dashboard.activity import thread_sparkline
 from checkpoints.dashboard.forms import MessageSearchForm, ThreadFilterForm
 from checkpoints.dashboard.paging import DashboardPage
 from checkpoints.dashboard.queries import LogicalAndStored, threads_for_list
+from checkpoints.dashboard.steps import step_summaries
 from checkpoints.dashboard.tree import build_trees
 from checkpoints.models import Checkpoint, Job, Medallion, Message, Thread, Workspace
 from checkpoints.services.idle_expiry import thread_with_idle_expiry
@@ -61,7 +62,9 @@ def thread_detail(request: HttpRequest, workspace: Workspace, thread_id: str) ->
         "nav": "threads",
         "thread": thread,
         "forked_from": thread.forked_from if thread.forked_from_id else None,
-        "trees": build_trees(checkpoints[:TREE_CAP], forks, now),
+        "trees": build_trees(
+            checkpoints[:TREE_CAP], forks, now, steps=step_summaries(checkpoints[:TREE_CAP])
+        ),
         "tree_truncated": len(checkpoints) > TREE_CAP,
         "tree_cap": TREE_CAP,
         "forks": forks,

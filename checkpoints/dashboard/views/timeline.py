@@ -10,6 +10,7 @@ from django.shortcuts import render
 from checkpoints.dashboard.access import workspace_view
 from checkpoints.dashboard.timeline import Position, start_at_checkpoint, start_at_message, timeline_page
 from checkpoints.dashboard.views.checkpoints import client_id_param, namespace_param
+from checkpoints.dashboard.writers import writer_names
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import Workspace
 from checkpoints.services.checkpoint_reads import checkpoint_get, thread_get
@@ -48,5 +49,8 @@ def thread_timeline(request: HttpRequest, workspace: Workspace, thread_id: str) 
         "page": page,
         "anchor": anchor,
         "latest": Position.end().encode(backwards=True),
+        "writer_names": writer_names(
+            workspace, [e.checkpoint.written_by for e in page.entries if e.checkpoint is not None]
+        ),
     }
     return render(request, "checkpoints/dashboard/timeline.html", context)
