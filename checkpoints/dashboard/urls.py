@@ -38,6 +38,7 @@ workspace_patterns = [
     path("threads/", threads.thread_list, name="threads"),
     path("search/", search.search, name="search"),
     path("handoffs/", agents.handoff_list, name="handoffs"),
+    path("agents/<path:agent_id>/", agents.agent_detail, name="agent"),
     path(THREAD, threads.thread_detail, name="thread"),
     path(f"{THREAD}timeline/", timeline.thread_timeline, name="thread-timeline"),
     path(f"{THREAD}delete/", thread_actions.ThreadDeleteAction.view(), name="thread-delete"),

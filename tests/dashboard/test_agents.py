@@ -28,7 +28,7 @@ def _handoffs(dash: Client, workspace: Workspace, **query: str) -> list[tuple[st
     """(from, to, status) of each row, in page order."""
     html = dash.get(reverse("dashboard:handoffs", args=[workspace.slug]), query).content.decode()
     return re.findall(
-        r'<strong class="agent">([^<]+)</strong> → <strong class="agent">([^<]+)</strong>'
+        r'class="agent"[^>]*>([^<]+)</a> → <a class="agent"[^>]*>([^<]+)</a>'
         r'.*?data-status="(\w+)"',
         html,
         re.S,
