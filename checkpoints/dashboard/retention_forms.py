@@ -11,6 +11,7 @@ from django import forms
 from django.conf import settings
 
 from checkpoints.api.serializers.retention import RetentionPolicyUpdateSerializer
+from checkpoints.dashboard.forms import iso_date_field
 from checkpoints.templatetags.dashboard import duration
 
 UNITS = {"days": 86_400, "hours": 3_600, "minutes": 60, "seconds": 1}
@@ -21,28 +22,6 @@ def api_bounds(name: str) -> tuple[int, int]:
     """The (min, max) the API accepts for a policy field."""
     field: Any = RetentionPolicyUpdateSerializer().fields[name]
     return int(field.min_value), int(field.max_value)
-
-
-class IsoDateInput(forms.TextInput):
-    """A date typed as YYYY-MM-DD: a text input, because Chromium's date input shows the reader's locale
-    order instead of the ISO dates every page shows (docs/dashboard.md, "Charts, ids and times")."""
-
-    def __init__(self) -> None:
-        super().__init__(
-            attrs={
-                "pattern": r"\d{4}-\d{2}-\d{2}",
-                "placeholder": "YYYY-MM-DD",
-                "inputmode": "numeric",
-                "autocomplete": "off",
-                "size": 12,
-            }
-        )
-
-
-def iso_date_field(**kwargs: Any) -> forms.DateField:
-    """An optional date field read and shown as YYYY-MM-DD only."""
-    kwargs.setdefault("required", False)
-    return forms.DateField(input_formats=["%Y-%m-%d"], widget=IsoDateInput(), **kwargs)
 
 
 class DurationWidget(forms.MultiWidget):
