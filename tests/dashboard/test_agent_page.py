@@ -24,7 +24,7 @@ from tests.factories import make_checkpoint, make_pending_write
 pytestmark = pytest.mark.django_db
 
 NOW = datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
-# session + user + workspace; checkpoints, 4 handoff counts; threads; writers, keys; 5 chart series.
+# the login, user and workspace; checkpoints, 4 handoff counts; threads; writers, keys; 5 chart series.
 AGENT_PAGE_QUERIES = 3 + 5 + 1 + 2 + 5
 
 

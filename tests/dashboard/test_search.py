@@ -18,7 +18,7 @@ from tests.factories import make_checkpoint
 
 pytestmark = pytest.mark.django_db
 
-# session + user + workspace, one page query, the count of what matched (capped).
+# the login, user and workspace, one page query, the count of what matched (capped).
 SEARCH_QUERIES = 5
 
 

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.django_db
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 ACTOR = Actor.system("test")
-# session + user + workspace, the thread with its idle expiry, the would-be expiry.
+# the login, user and workspace, the thread with its idle expiry, the would-be expiry.
 KEEP_PREVIEW_QUERIES = 5
 # ... and the live checkpoints' counts, the ones beyond keep-latest.
 PIN_PAGE_QUERIES = 7
@@ -123,7 +123,7 @@ def test_the_pin_page_counts_what_it_keeps_and_what_the_sweep_still_takes(
     assert Thread.objects.get(thread_id="run").pinned
     with time_machine.travel(datetime(2027, 1, 1, tzinfo=UTC), tick=False):
         assert threads_expire_idle() == 0
-        dash.force_login(staff)  # a session of 2026-03-01 has expired by then
+        dash.force_login(staff)  # the login of 2026-03-01 has expired by then
         unpin = dash.get(_url("thread-unpin", weekly)).content.decode()
     assert _text(unpin, "data-change-sentence") == (
         "This thread would be deleted on 2027-01-08 00:00:00 UTC instead of never."
