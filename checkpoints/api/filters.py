@@ -17,7 +17,9 @@ from rest_framework.views import APIView
 from checkpoints.api.parsers import parse_json
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import Checkpoint, Job, Message, Thread
+from checkpoints.models.checkpoint import CheckpointQuerySet
 from checkpoints.numbers import parse_whole_number
+from checkpoints.services.handoffs import HANDOFF_STATUSES, handoffs_with_status
 from checkpoints.services.search import messages_matching
 
 
@@ -98,6 +100,11 @@ class ThreadCheckpointFilterSet(django_filters.FilterSet):
     run_id = django_filters.CharFilter()
     framework = ChoiceFilter(choices=Checkpoint.Framework.choices)
     handoff_target = django_filters.CharFilter(help_text="An agent's inbox: checkpoints handed off to it.")
+    handoff_status = ChoiceFilter(
+        choices=[(status, status) for status in HANDOFF_STATUSES],
+        method="filter_handoff_status",
+        help_text="Handoffs only: `pending`, or `taken` (the target agent wrote on the thread after it).",
+    )
     written_by = django_filters.CharFilter(help_text='Who wrote it: "key:<prefix>" or "user:<username>".')
     created_after = UtcDateTimeFilter(field_name="created_at", lookup_expr="gte")
     created_before = UtcDateTimeFilter(field_name="created_at", lookup_expr="lt")
@@ -109,6 +116,11 @@ class ThreadCheckpointFilterSet(django_filters.FilterSet):
     class Meta:
         model = Checkpoint
         fields: list[str] = []
+
+    def filter_handoff_status(
+        self, queryset: CheckpointQuerySet, name: str, value: str
+    ) -> CheckpointQuerySet:
+        return handoffs_with_status(queryset, value)
 
     def filter_metadata(self, queryset: QuerySet[Checkpoint], name: str, value: str) -> QuerySet[Checkpoint]:
         try:

@@ -75,7 +75,7 @@ def bucket_rows(
     )
 
 
-def _per_bucket(
+def per_bucket(
     queryset: QuerySet[Any], window: Window, now: datetime, value: Any = None, *, when: str = "created_at"
 ) -> list[int]:
     """One value per bucket of the window, from one query; zeros where no row fell."""
@@ -90,10 +90,10 @@ def activity_chart(workspace: Workspace, window: Window, now: datetime) -> SafeS
         Series(
             "checkpoints",
             "Checkpoints",
-            _per_bucket(Checkpoint.objects.for_workspace(workspace), window, now),
+            per_bucket(Checkpoint.objects.for_workspace(workspace), window, now),
         ),
-        Series("messages", "Messages", _per_bucket(Message.objects.for_workspace(workspace), window, now)),
-        Series("jobs", "Jobs", _per_bucket(Job.objects.for_workspace(workspace), window, now)),
+        Series("messages", "Messages", per_bucket(Message.objects.for_workspace(workspace), window, now)),
+        Series("jobs", "Jobs", per_bucket(Job.objects.for_workspace(workspace), window, now)),
     ]
     totals = ", ".join(f"{one.total} {one.name.lower()}" for one in series)
     return bar_chart(
@@ -112,8 +112,8 @@ def storage_chart(workspace: Workspace, now: datetime, held_now: int) -> SafeStr
     documents whole; rows deleted since (purged tombstones, deleted threads) are in none of them."""
     window = Window("storage", f"Last {STORAGE_DAYS} days", "day", STORAGE_DAYS)
     checkpoints = Checkpoint.objects.for_workspace(workspace)
-    written = _per_bucket(checkpoints, window, now, Sum("size_bytes"))
-    erased = _per_bucket(checkpoints.tombstones(), window, now, Sum("size_bytes"), when="expired_at")
+    written = per_bucket(checkpoints, window, now, Sum("size_bytes"))
+    erased = per_bucket(checkpoints.tombstones(), window, now, Sum("size_bytes"), when="expired_at")
     held = held_at_each_end(held_now, written, erased)
     return bar_chart(
         chart_id="storage-chart",
@@ -154,7 +154,7 @@ def thread_window(thread: Thread, now: datetime) -> Window:
 def thread_sparkline(thread: Thread, now: datetime) -> SafeString:
     """The thread's checkpoints per hour or day over its life (one query, over the thread's index)."""
     window = thread_window(thread, now)
-    values: Sequence[int] = _per_bucket(Checkpoint.objects.filter(thread=thread), window, now)
+    values: Sequence[int] = per_bucket(Checkpoint.objects.filter(thread=thread), window, now)
     labels = window.labels(now)
     return sparkline(
         values=values,

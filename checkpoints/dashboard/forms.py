@@ -25,11 +25,32 @@ def _words(raw: str) -> list[str]:
     return list(dict.fromkeys(part.strip() for part in raw.split(",") if part.strip()))
 
 
+class IsoDateInput(forms.TextInput):
+    """A date typed as YYYY-MM-DD: a text input, because Chromium's date input shows the reader's locale
+    order instead of the ISO dates every page shows (docs/dashboard.md, "Charts, ids and times")."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            attrs={
+                "pattern": r"\d{4}-\d{2}-\d{2}",
+                "placeholder": "YYYY-MM-DD",
+                "autocomplete": "off",
+                "size": 12,
+            }
+        )
+
+
+def iso_date_field(**kwargs: Any) -> forms.DateField:
+    """An optional date field read and shown as YYYY-MM-DD only."""
+    kwargs.setdefault("required", False)
+    return forms.DateField(input_formats=["%Y-%m-%d"], widget=IsoDateInput(), **kwargs)
+
+
 class DateRangeMixin(forms.Form):
     """`date_from` / `date_to`: whole UTC days, both inclusive."""
 
-    date_from = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}), label="From")
-    date_to = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}), label="To")
+    date_from = iso_date_field(label="From")
+    date_to = iso_date_field(label="To")
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}

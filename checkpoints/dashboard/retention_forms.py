@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
+import math
+from datetime import UTC, date, datetime, time
 from typing import Any
 
 from django import forms
+from django.conf import settings
 
 from checkpoints.api.serializers.retention import RetentionPolicyUpdateSerializer
+from checkpoints.dashboard.forms import iso_date_field
 from checkpoints.templatetags.dashboard import duration
 
 UNITS = {"days": 86_400, "hours": 3_600, "minutes": 60, "seconds": 1}
@@ -101,3 +105,38 @@ class RetentionPolicyForm(forms.Form):
         "Summarise every",
         "Summarise a thread into its medallion every N new messages. Empty: never.",
     )
+
+
+class KeepUntilForm(forms.Form):
+    """A thread's own idle expiry given as the last day to keep it: the thread is deleted at the end of that
+    day (00:00 UTC the day after) if nothing writes to it before; empty removes its own expiry. The cleaned
+    `ttl_seconds` is what `thread_update` takes, counted from `now`."""
+
+    keep_until = iso_date_field(
+        label="Keep until (UTC date)",
+        help_text="Deleted at the end of this day if nothing writes to it before; every write moves the "
+        "date as far again. Empty: remove the thread's own expiry (the workspace's rule applies again).",
+    )
+
+    def __init__(self, *args: Any, now: datetime, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.now = now
+
+    def clean_keep_until(self) -> date | None:
+        day: date | None = self.cleaned_data.get("keep_until")
+        if day is not None and day < self.now.astimezone(UTC).date():
+            raise forms.ValidationError("Pick today or a later date.")
+        if day is not None and self.seconds_until_end_of(day) > settings.CAIRN_MAX_TTL_SECONDS:
+            raise forms.ValidationError(f"At most {duration(settings.CAIRN_MAX_TTL_SECONDS)} from now.")
+        return day
+
+    def seconds_until_end_of(self, day: date) -> int:
+        # Counted in whole days from today's midnight: no date arithmetic that could pass year 9999.
+        today = self.now.astimezone(UTC).date()
+        since_midnight = self.now - datetime.combine(today, time(0), tzinfo=UTC)
+        return math.ceil(((day - today).days + 1) * 86_400 - since_midnight.total_seconds())
+
+    @property
+    def ttl_seconds(self) -> int | None:
+        day = self.cleaned_data.get("keep_until")
+        return None if day is None else self.seconds_until_end_of(day)

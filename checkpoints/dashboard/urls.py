@@ -26,6 +26,7 @@ from checkpoints.dashboard.views.actions import medallions as medallion_actions
 from checkpoints.dashboard.views.actions import retention as retention_actions
 from checkpoints.dashboard.views.actions import scope as scope_actions
 from checkpoints.dashboard.views.actions import summarize as summarize_actions
+from checkpoints.dashboard.views.actions import thread_retention as thread_retention_actions
 from checkpoints.dashboard.views.actions import threads as thread_actions
 
 app_name = "dashboard"
@@ -39,12 +40,16 @@ workspace_patterns = [
     path("threads/", threads.thread_list, name="threads"),
     path("search/", search.search, name="search"),
     path("handoffs/", agents.handoff_list, name="handoffs"),
+    path("agents/<path:agent_id>/", agents.agent_detail, name="agent"),
     path(THREAD, threads.thread_detail, name="thread"),
     path(f"{THREAD}timeline/", timeline.thread_timeline, name="thread-timeline"),
     path(f"{THREAD}delete/", thread_actions.ThreadDeleteAction.view(), name="thread-delete"),
     path(f"{THREAD}prune/", thread_actions.ThreadPruneAction.view(), name="thread-prune"),
     path(f"{THREAD}summarize/", summarize_actions.ThreadSummarizeAction.view(), name="thread-summarize"),
     path(f"{THREAD}scope/", scope_actions.ThreadScopeAction.view(), name="thread-scope"),
+    path(f"{THREAD}keep/", thread_retention_actions.KeepUntilAction.view(), name="thread-keep"),
+    path(f"{THREAD}pin/", thread_retention_actions.ThreadPinAction.view(), name="thread-pin"),
+    path(f"{THREAD}unpin/", thread_retention_actions.ThreadUnpinAction.view(), name="thread-unpin"),
     path(CHECKPOINT, checkpoints.checkpoint_detail, name="checkpoint"),
     path(f"{CHECKPOINT}raw/", checkpoints.checkpoint_raw, name="checkpoint-raw"),
     path(f"{CHECKPOINT}diff/", checkpoints.checkpoint_diff_view, name="checkpoint-diff"),

@@ -31,4 +31,20 @@
       }
     }
   });
+
+  // "/" focuses the page's search box (the first search form's text input), as on most sites; typed into
+  // a field, it stays a slash.
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "/" || event.ctrlKey || event.metaKey || event.altKey) { return; }
+    var active = document.activeElement;
+    if (active && (active.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName))) { return; }
+    var box = document.querySelector(
+      "form[role=search] input[type=search], form[role=search] input[type=text], form[role=search] input:not([type])"
+    );
+    if (box) {
+      event.preventDefault();
+      box.focus();
+      box.select();
+    }
+  });
 })();

@@ -102,3 +102,26 @@ def test_it_answers_404_for_an_unknown_source(api: ApiClient) -> None:
     response = api.post(f"{CPS}nope/handoff/", {"target_agent_id": "b"})
     assert response.status_code == 404
     assert not AuditEvent.objects.filter(action="checkpoint.handoff").exists()
+
+
+def test_the_inbox_filters_by_status_taken_once_the_target_saves_whatever_its_parent(
+    api: ApiClient, source: dict[str, Any]
+) -> None:
+    handed = api.post(f"{CPS}src/handoff/", {"target_agent_id": "approver"}).json()
+    inbox = "/api/v1/checkpoints/?handoff_target=approver&handoff_status="
+    pending = api.get(f"{inbox}pending").json()["results"]
+    assert [c["checkpoint_id"] for c in pending] == [handed["checkpoint_id"]]
+    assert api.get(f"{inbox}taken").json()["results"] == []
+    # The target continues from another checkpoint (as LangGraph's saver does): the handoff is taken.
+    saved = api.post(CPS, {"checkpoint_id": "next", "agent_id": "approver", "parent_id": "root", "state": {}})
+    assert saved.status_code == 201
+    assert api.get(f"{inbox}pending").json()["results"] == []
+    taken = api.get(f"{inbox}taken").json()["results"]
+    assert [c["checkpoint_id"] for c in taken] == [handed["checkpoint_id"]]
+
+
+def test_an_unknown_handoff_status_is_a_400_in_the_envelope(api: ApiClient) -> None:
+    response = api.get("/api/v1/checkpoints/?handoff_status=lost")
+    assert response.status_code == 400
+    body = response.json()
+    assert body["error"]["code"] == "validation_error" and "handoff_status" in str(body["error"])

@@ -63,7 +63,7 @@ def test_it_finds_a_handoff_by_agent(
     rows = page.locator("table.handoffs tbody tr")
     assert rows.count() == 1
     assert re.sub(r"\s+", " ", rows.first.locator("td").first.inner_text()) == "planner → reviewer"
-    assert rows.first.locator("[data-status]").inner_text() == "acknowledged"
+    assert rows.first.locator("[data-status]").inner_text() == "taken"
     screenshot(page, "handoffs")
     apply_filter(page, "To agent", "nobody")
     assert page.locator("table.handoffs").inner_text().count("No handoffs match.") == 1

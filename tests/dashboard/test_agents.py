@@ -1,4 +1,4 @@
-"""Agents as first-class: the handoffs view (from → to, when, which checkpoint, acknowledged or pending)
+"""Agents as first-class: the handoffs view (from → to, when, which checkpoint, taken or pending)
 and the agent column and filter of the thread list."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def _handoffs(dash: Client, workspace: Workspace, **query: str) -> list[tuple[st
     """(from, to, status) of each row, in page order."""
     html = dash.get(reverse("dashboard:handoffs", args=[workspace.slug]), query).content.decode()
     return re.findall(
-        r'<strong class="agent">([^<]+)</strong> → <strong class="agent">([^<]+)</strong>'
+        r'class="agent"[^>]*>([^<]+)</a> → <a class="agent"[^>]*>([^<]+)</a>'
         r'.*?data-status="(\w+)"',
         html,
         re.S,
@@ -44,7 +44,7 @@ def test_it_lists_handoffs_with_who_when_which_checkpoint_and_status(dash: Clien
     url = reverse("dashboard:handoffs", args=[world.workspace.slug])
     html = dash.get(url).content.decode()
     # The reviewer continued from the world's handoff (its next checkpoint has the handoff as parent).
-    assert _handoffs(dash, world.workspace) == [("planner", "reviewer", "acknowledged")]
+    assert _handoffs(dash, world.workspace) == [("planner", "reviewer", "taken")]
     assert (
         world.handoff.checkpoint_id in html and world.step2.checkpoint_id in html
     )  # the handoff, its source
@@ -55,7 +55,7 @@ def test_it_lists_handoffs_with_who_when_which_checkpoint_and_status(dash: Clien
     assert _handoffs(dash, world.workspace)[0] == ("writer", "editor", "pending")
     assert "in the inbox of editor" in html
     reply = make_checkpoint(world.workspace, "fresh", agent_id="editor", parent_id=fresh.checkpoint_id)
-    assert _handoffs(dash, world.workspace)[0] == ("writer", "editor", "acknowledged")
+    assert _handoffs(dash, world.workspace)[0] == ("writer", "editor", "taken")
     assert reply.checkpoint_id in dash.get(url).content.decode()
 
 
@@ -66,12 +66,12 @@ def test_it_finds_a_handoff_by_agent_direction_status_and_thread(dash: Client, w
     make_checkpoint(workspace, "b", agent_id="tester", parent_id=coder.checkpoint_id)
     ws = workspace
     assert _handoffs(dash, ws, agent="coder") == [
-        ("coder", "tester", "acknowledged"),
+        ("coder", "tester", "taken"),
         ("planner", "coder", "pending"),
     ]
     assert _handoffs(dash, ws, from_agent="tester") == [("tester", "planner", "pending")]
     assert _handoffs(dash, ws, to_agent="coder") == [("planner", "coder", "pending")]
-    assert _handoffs(dash, ws, status="acknowledged") == [("coder", "tester", "acknowledged")]
+    assert _handoffs(dash, ws, status="taken") == [("coder", "tester", "taken")]
     assert [h[0] for h in _handoffs(dash, ws, status="pending")] == ["tester", "planner"]
     assert _handoffs(dash, ws, thread="c") == [("tester", "planner", "pending")]
     assert _handoffs(dash, ws, agent="nobody") == []

@@ -18,8 +18,8 @@ from tests.factories import make_checkpoint
 
 pytestmark = pytest.mark.django_db
 
-# session + user + workspace, then one page query.
-SEARCH_QUERIES = 4
+# the login, user and workspace, one page query, the count of what matched (capped).
+SEARCH_QUERIES = 5
 
 
 def _url(workspace: Workspace) -> str:
@@ -131,6 +131,8 @@ def test_it_pins_the_query_count_of_both_kinds(
         checkpoints = dash.get(_url(workspace), {"kind": "checkpoints", "q": "report"}).content.decode()
     assert len(_hits(messages)) == 50 and 'rel="next"' in messages
     assert checkpoints.count('<td class="agent">reporter</td>') == 50 and 'rel="next"' in checkpoints
+    assert 'data-result-count="60">60 messages found</p>' in messages
+    assert 'data-result-count="60">60 checkpoints found</p>' in checkpoints
 
 
 def test_it_never_shows_another_workspace_hits(

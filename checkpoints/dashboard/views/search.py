@@ -9,6 +9,7 @@ from django.shortcuts import render
 
 from checkpoints.dashboard.access import workspace_view
 from checkpoints.dashboard.paging import DashboardPage
+from checkpoints.dashboard.queries import CappedCount, capped_count
 from checkpoints.dashboard.search import SearchForm, highlight, message_text
 from checkpoints.dashboard.writers import writer_names
 from checkpoints.models import Workspace
@@ -18,16 +19,18 @@ from checkpoints.models import Workspace
 def search(request: HttpRequest, workspace: Workspace) -> HttpResponse:
     form = SearchForm(request.GET)
     page: DashboardPage | None = None
+    found: CappedCount | None = None
     hits: list[dict[str, Any]] = []
     names: dict[str, str] = {}
     if form.is_valid():
         if form.chosen_kind == "checkpoints":
-            page = DashboardPage(request, form.checkpoints(workspace), ["-id"])
+            checkpoints = form.checkpoints(workspace)
+            page, found = DashboardPage(request, checkpoints, ["-id"]), capped_count(checkpoints)
             names = writer_names(workspace, [c.written_by for c in page])
         else:
             messages = form.messages(workspace)
             if messages is not None:
-                page = DashboardPage(request, messages, ["-id"])
+                page, found = DashboardPage(request, messages, ["-id"]), capped_count(messages)
                 query = form.cleaned_data["q"]
                 hits = [{"message": m, "snippet": highlight(message_text(m), query)} for m in page]
     tabs = {kind: _tab_query(request, kind) for kind in SearchForm.KINDS}
@@ -40,6 +43,7 @@ def search(request: HttpRequest, workspace: Workspace) -> HttpResponse:
         "kinds": SearchForm.KINDS,
         "tabs": tabs,
         "page": page,
+        "found": found,
         "hits": hits,
         "writer_names": names,
     }

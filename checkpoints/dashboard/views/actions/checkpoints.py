@@ -23,6 +23,8 @@ def thread_url(workspace: Workspace, thread: Thread) -> str:
 
 
 class CheckpointAction(ConfirmAction):
+    template_name = "checkpoints/dashboard/checkpoint_action.html"
+
     def target(self, workspace: Workspace, **kwargs: Any) -> Checkpoint:
         return checkpoint_get(
             workspace=workspace,
