@@ -22,6 +22,7 @@ from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import StoreItem, Workspace
 from checkpoints.models.store import NAMESPACE_SEPARATOR
 from checkpoints.services.audit import Actor, audit_record
+from checkpoints.services.embedding import embeds_in_background, store_item_embed_later
 from checkpoints.services.store_filters import filter_condition
 from checkpoints.services.store_index import ranked, vectors_changed
 from checkpoints.services.store_vectors import item_vectors
@@ -131,12 +132,13 @@ def store_put(
     check_value(value)
     now = timezone.now()
     text = namespace_text(namespace)
+    later = not vectors and index is not False and embeds_in_background()
     fields = {
         "value": value,
         "updated_at": now,
         "ttl_minutes": ttl,
         "expires_at": now + timedelta(minutes=ttl) if ttl is not None else None,
-        "vectors": item_vectors(value, index=index, vectors=vectors),
+        "vectors": None if later else item_vectors(value, index=index, vectors=vectors),
     }
     same = StoreItem.objects.filter(workspace=workspace, namespace=text, key=key)
     if not same.live(now).update(**fields):
@@ -148,6 +150,9 @@ def store_put(
                 )
         except IntegrityError:  # a concurrent put created it first: this put replaces it
             same.update(**fields)
+    if later:
+        item_pk = same.values_list("pk", flat=True).get()
+        store_item_embed_later(item_pk=item_pk, updated_at=now, index=index)
     vectors_changed(workspace.pk)
     _audit(workspace, actor, namespace, key, action="store.item.put")
 
