@@ -7,7 +7,7 @@ An expired item is invisible to every read at once (`StoreItem.objects.live()`);
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -265,6 +265,28 @@ def store_batch(*, workspace: Workspace, actor: Actor, ops: Sequence[dict[str, A
 
 def _without(op: dict[str, Any], *names: str) -> dict[str, Any]:
     return {name: value for name, value in op.items() if name not in names}
+
+
+EXPORT_BATCH = 500
+
+
+def store_export(
+    *, workspace: Workspace, namespace_prefix: Namespace = (), now: datetime | None = None
+) -> Iterator[dict[str, Any]]:
+    """Every live item under `namespace_prefix` (namespace, key, value, timestamps, `expires_at`; never
+    the vectors), in the order they were first written, read in keyset batches so no cursor stays open.
+    Reading them does not push a TTL back."""
+    items = _live(workspace, now or timezone.now()).filter(within(namespace_prefix)).order_by("pk")
+    after = 0
+    while True:
+        batch = list(items.filter(pk__gt=after).defer("vectors")[:EXPORT_BATCH])
+        for item in batch:
+            body = item_representation(item)
+            body["expires_at"] = item.expires_at.isoformat() if item.expires_at else None
+            yield body
+        if len(batch) < EXPORT_BATCH:
+            return
+        after = batch[-1].pk
 
 
 def store_sweep_expired(*, now: datetime | None = None, batch_size: int | None = None) -> int:
