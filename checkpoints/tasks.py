@@ -23,9 +23,12 @@ from typing import Any
 from celery import Task, shared_task
 from celery.exceptions import TimeLimitExceeded
 
+from checkpoints.exceptions import Unavailable
 from checkpoints.services.checkpoint_packing import checkpoints_pack_for_job
+from checkpoints.services.embedding import store_item_embed
 from checkpoints.services.jobs import TRANSIENT_ERRORS, job_execute, job_fail_unfinished, jobs_reap_abandoned
 from checkpoints.services.medallion_summaries import medallion_summarize_thread
+from checkpoints.services.medallion_vectors import medallion_embed
 from checkpoints.services.medallions import medallion_checkpoint
 from checkpoints.services.retention import (
     retention_sweep,
@@ -134,3 +137,19 @@ def medallion_checkpoint_job(self: Task, job_pk: int) -> None:
 def medallion_summarize_thread_job(self: Task, job_pk: int) -> None:
     """Fold a thread's new messages into the medallion of the thread's scope."""
     job_execute(job_pk, medallion_summarize_thread, retryable=not is_last_attempt(self))
+
+
+# An embeddings endpoint that fails answers Unavailable: worth the same bounded retries as a network error.
+EMBEDDING_RETRY_POLICY = {**RETRY_POLICY, "autoretry_for": (*TRANSIENT_ERRORS, Unavailable)}
+
+
+@shared_task(name=f"{__name__}.embed_store_item", **EMBEDDING_RETRY_POLICY)
+def store_item_embed_task(item_pk: int, updated_at: str, index: list[str] | None) -> bool:
+    """Compute a store item's vectors with a remote embedder, after its put committed (docs/store.md)."""
+    return store_item_embed(item_pk=item_pk, updated_at=updated_at, index=index)
+
+
+@shared_task(name=f"{__name__}.embed_medallion", **EMBEDDING_RETRY_POLICY)
+def medallion_embed_task(medallion_pk: int, version: int) -> bool:
+    """Compute the vector of one version of a medallion with a remote embedder (docs/medallions.md)."""
+    return medallion_embed(medallion_pk=medallion_pk, version=version)

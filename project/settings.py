@@ -378,6 +378,9 @@ CAIRN_EMBEDDINGS = {
     "API_KEY": env.str("CAIRN_EMBEDDINGS_API_KEY", default=""),
     "MODEL": env.str("CAIRN_EMBEDDINGS_MODEL", default="text-embedding-3-small"),
     "TIMEOUT_SECONDS": env.float("CAIRN_EMBEDDINGS_TIMEOUT_SECONDS", default=30.0),
+    # auto: a remote provider embeds in a Celery task after the write commits, the local model inline;
+    # always / never force one way (checkpoints/services/embedding.py).
+    "IN_BACKGROUND": env.str("CAIRN_EMBEDDINGS_IN_BACKGROUND", default="auto"),
 }
 # Store items whose vectors one web process keeps in memory for search by meaning, all workspaces together.
 CAIRN_STORE_VECTOR_CACHE_ITEMS = env.int("CAIRN_STORE_VECTOR_CACHE_ITEMS", default=400_000)

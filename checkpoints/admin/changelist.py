@@ -22,7 +22,7 @@ from django.contrib import messages
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.views.main import ERROR_FLAG, ChangeList
 from django.core.exceptions import BadRequest
-from django.db import DataError, NotSupportedError, transaction
+from django.db import DataError, NotSupportedError, models, transaction
 from django.db.models.constants import LOOKUP_SEP
 from django.http import HttpRequest
 
@@ -90,6 +90,12 @@ class FilterGuardMixin:
         """Pattern lookups and overlong values are refused (400), before any query runs."""
         if len(value) > MAX_FILTER_VALUE_CHARS or REFUSED_LOOKUPS & set(lookup.split(LOOKUP_SEP)):
             return False
+        # Binary columns (a medallion's vector) hold bytes no address can spell: never a filter.
+        model = getattr(self, "model", None)
+        if model is not None:
+            binary = {f.name for f in model._meta.concrete_fields if isinstance(f, models.BinaryField)}
+            if lookup.split(LOOKUP_SEP)[0] in binary:
+                return False
         allowed: bool = super().lookup_allowed(lookup, value, request)  # type: ignore[misc]
         return allowed
 

@@ -51,6 +51,16 @@ def parse_limit(request: Request, default: int = DEFAULT_LIMIT, maximum: int = M
     return limit
 
 
+def cursor_token(payload: Any) -> str:
+    """The opaque cursor of a page position: its JSON, base64url without padding."""
+    return base64.urlsafe_b64encode(json.dumps(payload, separators=(",", ":")).encode()).decode().rstrip("=")
+
+
+def cursor_payload(token: str) -> Any:
+    """The position a `cursor_token` encodes (ValueError / binascii.Error if it is not one)."""
+    return json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+
+
 def queryset_rows(queryset: models.QuerySet[Any], seek: Seek) -> list[Any]:
     """What a page of a queryset reads for `seek` (`KeysetPage`)."""
     if seek.position is not None:
@@ -110,16 +120,14 @@ class KeysetPage:
 
     def _link(self, row: Any, *, backwards: bool) -> str:
         payload = {"p": [self._value(row, f) for f in self.ordering], "b": backwards}
-        token = (
-            base64.urlsafe_b64encode(json.dumps(payload, separators=(",", ":")).encode()).decode().rstrip("=")
-        )
+        token = cursor_token(payload)
         return replace_query_param(self.request.build_absolute_uri(), self.cursor_param, token)
 
     def _decode(self, token: str | None) -> tuple[list[Any] | None, bool]:
         if not token:
             return None, False
         try:
-            payload = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+            payload = cursor_payload(token)
             position, backwards = payload["p"], bool(payload["b"])
             if not isinstance(position, list) or len(position) != len(self.ordering):
                 raise ValueError("cursor does not match this list's ordering")
@@ -169,3 +177,44 @@ def page_serializer(name: str, item: type[serializers.Serializer]) -> type[seria
         "previous": serializers.URLField(allow_null=True),
     }
     return type(name, (serializers.Serializer,), {"__module__": item.__module__, **fields})
+
+
+class OffsetPage:
+    """A page of a ranking (search by meaning): the order is a score computed per request, not an index,
+    so the cursor is the position in it. `envelope` takes up to `limit + 1` results from `offset` (the
+    one more says whether there is a next page) and answers like `KeysetPage`."""
+
+    cursor_param = "cursor"
+
+    def __init__(self, request: Request) -> None:
+        self.request = request
+        self.limit = parse_limit(request)
+        self.offset = self._decode(request.query_params.get(self.cursor_param))
+
+    def _decode(self, token: str | None) -> int:
+        if not token:
+            return 0
+        try:
+            offset = cursor_payload(token)["o"]
+            if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset < 2**31:
+                raise ValueError("bad offset in cursor")
+        except (ValueError, KeyError, TypeError, binascii.Error, RecursionError) as exc:
+            raise ValidationFailed(
+                "Invalid cursor; use the `next` or `previous` link as given.",
+                {"fields": {self.cursor_param: ["Invalid cursor."]}},
+            ) from exc
+        return offset
+
+    def _link(self, offset: int) -> str:
+        return replace_query_param(
+            self.request.build_absolute_uri(), self.cursor_param, cursor_token({"o": offset})
+        )
+
+    def envelope(self, results: list[Any]) -> dict[str, Any]:
+        more = len(results) > self.limit
+        previous = self._link(max(0, self.offset - self.limit)) if self.offset else None
+        return {
+            "results": results[: self.limit],
+            "next": self._link(self.offset + self.limit) if more else None,
+            "previous": previous,
+        }

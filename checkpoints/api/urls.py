@@ -80,6 +80,7 @@ urlpatterns += [
 urlpatterns += [
     path("medallions/", med.MedallionListView.as_view(), name="medallions"),
     path("medallions/checkpoint/", med.MedallionCheckpointView.as_view(), name="medallion-checkpoint"),
+    path("medallions/search/", med.MedallionSearchView.as_view(), name="medallion-search"),
     path("medallions/<str:medallion_id>/", med.MedallionDetailView.as_view(), name="medallion-detail"),
     path(
         "medallions/<str:medallion_id>/revisions/",

@@ -65,6 +65,7 @@ workspace_patterns = [
     path("audit/export.csv", audit.audit_export_csv, name="audit-export-csv"),
     path("audit/export.json", audit.audit_export_json, name="audit-export-json"),
     path("store/", store.store, name="store"),
+    path("store/export.json", store.store_export_json, name="store-export-json"),
     path("jobs/", jobs.job_list, name="jobs"),
     path("jobs/<uuid:job_id>/", jobs.job_detail, name="job"),
     path("retention/", retention.retention, name="retention"),

@@ -70,6 +70,9 @@ class Medallion(models.Model):
     )
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
+    # The embedding of the current version's text for search by meaning, packed like a store item's vectors
+    # (checkpoints.services.store_vectors). Null: not embedded yet (docs/medallions.md, "Search by meaning").
+    vector = models.BinaryField(null=True, blank=True, editable=False)
 
     objects = MedallionQuerySet.as_manager()
 

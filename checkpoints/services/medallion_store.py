@@ -27,6 +27,7 @@ from checkpoints import medallion_schema as schema
 from checkpoints.llm import LLMOutputInvalid, MedallionProvider
 from checkpoints.models import Job, Medallion, MedallionRevision, Thread, Workspace
 from checkpoints.services.medallion_reads import medallion_document
+from checkpoints.services.medallion_vectors import medallion_vector_write
 
 logger = logging.getLogger(__name__)
 
@@ -69,8 +70,10 @@ def revision_record(
     evidence: schema.Evidence | None = None,
     job: Job | None = None,
 ) -> MedallionRevision:
-    """Store the medallion's current version as a revision (call inside the write's transaction)."""
+    """Store the medallion's current version as a revision (call inside the write's transaction), and
+    embed that version for search by meaning: every write of a version comes through here."""
     fresh = Medallion.objects.for_api().get(pk=medallion.pk)
+    medallion_vector_write(fresh)
     return MedallionRevision.objects.create(
         medallion=fresh,
         version=fresh.version,

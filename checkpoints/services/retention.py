@@ -26,7 +26,8 @@ from django.utils import timezone
 
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.integrity import format_timestamp
-from checkpoints.models import Checkpoint, Job, Thread, Workspace
+from checkpoints.models import Checkpoint, Job, StoreItem, Thread, Workspace
+from checkpoints.models.store import NAMESPACE_SEPARATOR
 from checkpoints.services.audit import Actor, audit_record
 from checkpoints.services.checkpoints import checkpoints_tombstone
 from checkpoints.services.idle_expiry import SOURCE_THREAD, idle_threads
@@ -350,11 +351,20 @@ def _checkpoint_sample(queryset: QuerySet[Checkpoint]) -> dict[str, Any]:
     }
 
 
+def _store_item_sample(queryset: QuerySet[StoreItem]) -> dict[str, Any]:
+    rows = queryset.order_by("pk").values_list("namespace", "key")[:SAMPLE_SIZE]
+    return {
+        "count": queryset.count(),
+        "sample": [{"namespace": ns.split(NAMESPACE_SEPARATOR), "key": key} for ns, key in rows],
+    }
+
+
 def retention_preview(*, workspace: Workspace, now: datetime | None = None) -> dict[str, Any]:
     """What retention would do in this workspace now, changing nothing: counts and up to SAMPLE_SIZE ids
     per rule, each from the same query as the job it previews. `expired` and `pruned`: the next sweep;
     `purged`: the next tombstone purge, after that sweep (it includes expired checkpoints old enough to be
-    purged as soon as they are tombstones); `idle_threads`: the next idle-thread expiry."""
+    purged as soon as they are tombstones); `idle_threads`: the next idle-thread expiry; `store_items`: the
+    store items past their TTL that the next store sweep deletes (`StoreItem.objects.expired`, its query)."""
     now = now or timezone.now()
     idle = idle_threads(now=now, workspace=workspace)
     return {
@@ -370,6 +380,7 @@ def retention_preview(*, workspace: Workspace, now: datetime | None = None) -> d
                 for t in idle.order_by("pk").values_list("thread_id", flat=True)[:SAMPLE_SIZE]
             ],
         },
+        "store_items": _store_item_sample(StoreItem.objects.filter(workspace=workspace).expired(now)),
     }
 
 

@@ -7,7 +7,7 @@ An expired item is invisible to every read at once (`StoreItem.objects.live()`);
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -22,6 +22,7 @@ from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import StoreItem, Workspace
 from checkpoints.models.store import NAMESPACE_SEPARATOR
 from checkpoints.services.audit import Actor, audit_record
+from checkpoints.services.embedding import embeds_in_background, store_item_embed_later
 from checkpoints.services.store_filters import filter_condition
 from checkpoints.services.store_index import ranked, vectors_changed
 from checkpoints.services.store_vectors import item_vectors
@@ -131,12 +132,13 @@ def store_put(
     check_value(value)
     now = timezone.now()
     text = namespace_text(namespace)
+    later = not vectors and index is not False and embeds_in_background()
     fields = {
         "value": value,
         "updated_at": now,
         "ttl_minutes": ttl,
         "expires_at": now + timedelta(minutes=ttl) if ttl is not None else None,
-        "vectors": item_vectors(value, index=index, vectors=vectors),
+        "vectors": None if later else item_vectors(value, index=index, vectors=vectors),
     }
     same = StoreItem.objects.filter(workspace=workspace, namespace=text, key=key)
     if not same.live(now).update(**fields):
@@ -148,6 +150,9 @@ def store_put(
                 )
         except IntegrityError:  # a concurrent put created it first: this put replaces it
             same.update(**fields)
+    if later:
+        item_pk = same.values_list("pk", flat=True).get()
+        store_item_embed_later(item_pk=item_pk, updated_at=now, index=index)
     vectors_changed(workspace.pk)
     _audit(workspace, actor, namespace, key, action="store.item.put")
 
@@ -260,6 +265,28 @@ def store_batch(*, workspace: Workspace, actor: Actor, ops: Sequence[dict[str, A
 
 def _without(op: dict[str, Any], *names: str) -> dict[str, Any]:
     return {name: value for name, value in op.items() if name not in names}
+
+
+EXPORT_BATCH = 500
+
+
+def store_export(
+    *, workspace: Workspace, namespace_prefix: Namespace = (), now: datetime | None = None
+) -> Iterator[dict[str, Any]]:
+    """Every live item under `namespace_prefix` (namespace, key, value, timestamps, `expires_at`; never
+    the vectors), in the order they were first written, read in keyset batches so no cursor stays open.
+    Reading them does not push a TTL back."""
+    items = _live(workspace, now or timezone.now()).filter(within(namespace_prefix)).order_by("pk")
+    after = 0
+    while True:
+        batch = list(items.filter(pk__gt=after).defer("vectors")[:EXPORT_BATCH])
+        for item in batch:
+            body = item_representation(item)
+            body["expires_at"] = item.expires_at.isoformat() if item.expires_at else None
+            yield body
+        if len(batch) < EXPORT_BATCH:
+            return
+        after = batch[-1].pk
 
 
 def store_sweep_expired(*, now: datetime | None = None, batch_size: int | None = None) -> int:

@@ -1,7 +1,8 @@
 """Vectors of store items for search by meaning (docs/store.md, "Search by meaning").
 
 Which texts of a value are embedded follows LangGraph's `fields` paths: `$` (the default) is the whole
-value as JSON, `a.b` a nested field, `a[0]`/`a[-1]`/`a[*]` list elements, `*` every field; a string is
+value as JSON, `a.b` a nested field, `a[0]`/`a[-1]`/`a[*]` list elements, `*` every field, `a.{b,c.d}`
+several fields of an object (as in LangGraph, the path ends at the braces); a string is
 embedded as it is, a number or boolean as its text, an object or list as JSON. The vectors are the client's
 (the SDK's `embed`) or the server's embedder's (checkpoints/llm/embeddings.py), packed as bytes: the
 dimension (uint32, little-endian), then one float32 vector per text."""
@@ -20,7 +21,7 @@ from checkpoints.llm.embeddings import get_embedder
 
 _DIMENSION = struct.Struct("<I")
 HEADER_BYTES = _DIMENSION.size
-_TOKEN = re.compile(r"\[([^\]]*)\]|([^.\[]+)")
+_TOKEN = re.compile(r"\[([^\]]*)\]|\{([^}]*)\}|([^.\[{]+)")
 DEFAULT_FIELDS = ("$",)
 
 
@@ -57,7 +58,12 @@ def texts_at(value: Any, path: str) -> list[str]:
         return _as_text(value)
     current = [value]
     for match in _TOKEN.finditer(path):
-        index, name = match.groups()
+        index, fields, name = match.groups()
+        if fields is not None:
+            # LangGraph's multi-field selection: each field a dotted path of keys; nothing after it applies.
+            wanted = [field.strip() for field in fields.split(",") if field.strip()]
+            current = [found for node in current for field in wanted for found in _at_keys(node, field)]
+            break
         selected: list[Any] = []
         for node in current:
             if index is not None and isinstance(node, list):
@@ -73,6 +79,15 @@ def texts_at(value: Any, path: str) -> list[str]:
                 selected.append(node[name])
         current = selected
     return [text for node in current for text in _as_text(node)]
+
+
+def _at_keys(node: Any, dotted: str) -> list[Any]:
+    """The value at a dotted path of object keys in `node` (none if a key is missing or it is null)."""
+    for key in dotted.split("."):
+        if not isinstance(node, dict) or key not in node:
+            return []
+        node = node[key]
+    return [] if node is None else [node]
 
 
 def item_vectors(

@@ -34,6 +34,7 @@ def url_kwargs(world: World, key: ApiKey) -> dict[str, Any]:
         "checkpoint_id": world.step2.checkpoint_id,
         "medallion_id": world.medallion.medallion_id,
         "prefix": key.prefix,
+        "agent_id": world.step2.agent_id or "planner",
         "job_id": Job.objects.filter(workspace=world.workspace).values_list("job_id", flat=True).first(),
     }
 

@@ -115,9 +115,9 @@ def test_the_retention_preview_counts_only_this_workspaces_checkpoints(
     response = dash.post(url, form)
     body = response.content.decode()
     assert response.status_code == 200 and "data-policy-preview" in body
-    expired, pruned, purged, idle = (int(n) for n in re.findall(r"data-rule-count>(\d+)<", body))
+    expired, pruned, purged, idle, store_items = (int(n) for n in re.findall(r"data-rule-count>(\d+)<", body))
     # A alone: nothing past its expiry, run-1 keeps 1 of 6 live in "" and 1 of 2 in "tools", no idle thread.
-    assert (expired, pruned, purged, idle) == (0, 6, 0, 0)
+    assert (expired, pruned, purged, idle, store_items) == (0, 6, 0, 0, 0)
     assert "globex" not in body and MARKER not in body
     assert set(re.findall(r"/checkpoints/([^/]+)/", body)).isdisjoint(others_ids(other.workspace))
 

@@ -21,8 +21,9 @@ from tests.factories import make_checkpoint
 
 pytestmark = pytest.mark.django_db
 
-# session + user + workspace + a count and a sample per rule in force (no tombstone purge in this policy).
-PREVIEW_QUERIES = 3 + 6
+# session + user + workspace + a count and a sample per rule in force (no tombstone purge in this policy),
+# and for the store items past their TTL.
+PREVIEW_QUERIES = 3 + 6 + 2
 OFF = {
     f"{name}_{part}": ""
     for name in ("default_ttl_seconds", "thread_idle_ttl_seconds", "tombstone_retention_seconds")
@@ -69,8 +70,8 @@ def test_it_previews_the_unsaved_policy_and_changes_nothing(
         response = dash.post(url(world), form)
     html = response.content.decode()
     assert response.status_code == 200 and "data-policy-preview" in html
-    expired, pruned, purged, idle = counts(html)
-    assert (expired, purged) == (0, 0)
+    expired, pruned, purged, idle, store_items = counts(html)
+    assert (expired, purged, store_items) == (0, 0, 0)
     assert pruned == 5 + 1  # run-1 keeps its newest (pinned) of 6 live in "" and 1 of 2 in "tools"
     assert idle == 1  # "quiet", untouched for 3 days; the world's threads were written just now
     assert "quiet" in html

@@ -2,7 +2,8 @@
 `python -m tests.jobs.driver` reads one JSON command per line on stdin and answers one JSON line on stdout.
 
 It submits jobs through the real services (so they are published after commit, exactly as the API does),
-publishes raw duplicate deliveries, and reads back job, checkpoint and audit rows for the test to check.
+publishes raw duplicate deliveries, writes store items and medallions (whose embedding may be a task), and
+reads back job, checkpoint, audit and vector rows for the test to check.
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ django.setup()  # before any model import below
 
 from django.db import transaction  # noqa: E402
 
-from checkpoints.models import AuditEvent, Checkpoint, Job  # noqa: E402
+from checkpoints.models import AuditEvent, Checkpoint, Job, Medallion, StoreItem  # noqa: E402
 from checkpoints.services.audit import Actor  # noqa: E402
 from checkpoints.services.jobs import job_submit  # noqa: E402
-from checkpoints.services.medallions import medallion_checkpoint_submit  # noqa: E402
+from checkpoints.services.medallions import medallion_checkpoint_submit, medallion_create  # noqa: E402
 from checkpoints.services.retention import retention_sweep_submit  # noqa: E402
+from checkpoints.services.store import store_put  # noqa: E402
 from checkpoints.services.workspaces import workspace_get_or_create  # noqa: E402
 from project.celery import app  # noqa: E402
 from tests.factories import make_checkpoint  # noqa: E402
@@ -103,6 +105,35 @@ def audit(action: str) -> list[dict[str, Any]]:
     ]
 
 
+def store_put_item(key: str, text: str) -> dict[str, Any]:
+    """A store put as the API makes it (its embedding task, if any, is published after commit)."""
+    workspace, _ = workspace_get_or_create(slug="w1")
+    store_put(
+        workspace=workspace, actor=Actor.system("driver"), namespace=["notes"], key=key, value={"text": text}
+    )
+    return {}
+
+
+def medallion_write(tag: str, text: str) -> dict[str, Any]:
+    """An agent-written medallion, as `POST medallions/` stores it."""
+    workspace, _ = workspace_get_or_create(slug="w1")
+    document = {"scope": {"graph_nodes": ["repo:x"], "tags": [tag]}, "summary": {"high_level": text}}
+    medallion = medallion_create(workspace=workspace, document=document, actor=Actor.system("driver"))
+    return {"pk": medallion.pk}
+
+
+def embedded() -> dict[str, Any]:
+    """Which store items and medallions have vectors."""
+    return {
+        "items": {
+            key: vectors is not None for key, vectors in StoreItem.objects.values_list("key", "vectors")
+        },
+        "medallions": {
+            str(pk): vector is not None for pk, vector in Medallion.objects.values_list("pk", "vector")
+        },
+    }
+
+
 COMMANDS: dict[str, Callable[..., Any]] = {
     "setup": setup,
     "submit": submit,
@@ -112,6 +143,9 @@ COMMANDS: dict[str, Callable[..., Any]] = {
     "jobs": jobs,
     "checkpoint": checkpoint,
     "audit": audit,
+    "store_put_item": store_put_item,
+    "medallion_write": medallion_write,
+    "embedded": embedded,
 }
 
 

@@ -158,3 +158,35 @@ def test_the_provider_is_chosen_by_settings(settings: Any, api: ApiClient) -> No
     put(api, ["n"], "k", {"text": "not embedded"})
     found = search(api, namespace_prefix=["n"], query="not embedded")
     assert keys(found) == ["k"] and "score" not in found[0]
+
+
+MULTI = {"a": {"b": "x", "c": {"d": "y"}}, "list": [{"c": "1", "e": "z"}, {"c": "w"}], "n": "m", "t": "tt"}
+
+
+@pytest.mark.parametrize(
+    ("path", "texts"),
+    [
+        ("{n,t}", ["m", "tt"]),
+        ("{n, t}", ["m", "tt"]),
+        ("a.{b,c.d}", ["x", "y"]),
+        ("a.{b,missing}", ["x"]),
+        ("list[*].{c,e}", ["1", "z", "w"]),
+        ("list[0].{c,e}", ["1", "z"]),
+        ("{a}", ['{"b": "x", "c": {"d": "y"}}']),
+        ("{n,t}.x", ["m", "tt"]),  # as in LangGraph: the path ends at the braces
+        ("n.{t}", []),
+        ("{,}", []),
+    ],
+)
+def test_multi_field_paths_select_what_langgraph_selects(path: str, texts: list[str]) -> None:
+    from langgraph.store.base.embed import get_text_at_path
+
+    assert texts_at(MULTI, path) == texts
+    assert get_text_at_path(MULTI, path) == texts  # the same selection as LangGraph's own
+
+
+def test_a_put_embeds_only_the_fields_in_braces(api: ApiClient) -> None:
+    put(api, ["n"], "k", {"memo": {"title": "dog", "body": "tax"}, "other": "rocket"}, index=["memo.{title}"])
+    put(api, ["n"], "j", {"memo": {"title": "tax", "body": "dog"}, "other": "dog"}, index=["memo.{title}"])
+    found = search(api, namespace_prefix=["n"], query="dog")
+    assert keys(found) == ["k", "j"] and found[0]["score"] > 0.99 > found[1]["score"]

@@ -105,6 +105,12 @@ EVIDENCE_SCHEMA = _object(
     "What a session produced.",
 )
 MEDALLION_SCHEMA = {**_DOCUMENT, "description": "A medallion.v1 document."}
+SCORED_MEDALLION_SCHEMA = {
+    **_DOCUMENT,
+    "description": "A medallion.v1 document with its `score`: the cosine similarity to the query (null: "
+    "not embedded yet).",
+    "properties": {**_DOCUMENT["properties"], "score": {"type": "number", "nullable": True}},
+}
 MEDALLION_CREATE_SCHEMA = _object(
     {
         "meta": _object(_WRITABLE_META, [], "Only these keys: the server sets id, version, times, status."),

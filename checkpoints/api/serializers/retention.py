@@ -87,6 +87,16 @@ class _ThreadRule(serializers.Serializer):
     sample = _ThreadRef(many=True)
 
 
+class _StoreItemRef(serializers.Serializer):
+    namespace = serializers.ListField(child=serializers.CharField())
+    key = serializers.CharField()
+
+
+class _StoreItemRule(serializers.Serializer):
+    count = serializers.IntegerField()
+    sample = _StoreItemRef(many=True)
+
+
 class RetentionPreviewSerializer(serializers.Serializer):
     """What retention would do now: counts and a sample of ids per rule."""
 
@@ -98,3 +108,4 @@ class RetentionPreviewSerializer(serializers.Serializer):
     idle_threads = _ThreadRule(
         help_text="Next idle-thread expiry: threads deleted with everything under them."
     )
+    store_items = _StoreItemRule(help_text="Next store sweep: store items past their TTL, deleted.")

@@ -10,18 +10,18 @@ from typing import Any
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from checkpoints import medallion_schema as schema
-from checkpoints.api.fields import ClientIdField, JSONObjectField, StrictSerializer
-from checkpoints.api.pagination import PAGE_PARAMS, KeysetPage
+from checkpoints.api.fields import ClientIdField, JSONObjectField, StrictCharField, StrictSerializer
+from checkpoints.api.pagination import PAGE_PARAMS, KeysetPage, OffsetPage
 from checkpoints.api.serializers import medallions as shapes
 from checkpoints.api.serializers.jobs import JobSerializer
 from checkpoints.api.views.base import WorkspaceAPIView
 from checkpoints.exceptions import ValidationFailed
-from checkpoints.models import Job, Medallion
+from checkpoints.models import ApiKey, Job, Medallion
 from checkpoints.numbers import parse_whole_number
 from checkpoints.services.checkpoint_reads import thread_get
 from checkpoints.services.medallion_reads import (
@@ -31,6 +31,7 @@ from checkpoints.services.medallion_reads import (
     scope_from_query,
 )
 from checkpoints.services.medallion_summaries import thread_summarize_submit
+from checkpoints.services.medallion_vectors import medallions_search
 from checkpoints.services.medallions import (
     medallion_checkpoint_submit,
     medallion_create,
@@ -40,6 +41,7 @@ from checkpoints.services.medallions import (
 )
 
 MAX_WAIT_SECONDS = 30
+MAX_QUERY_CHARS = 4000
 _FINISHED = (Job.Status.SUCCEEDED, Job.Status.FAILED)
 
 
@@ -61,7 +63,12 @@ def _query_list(request: Request, name: str) -> list[str]:
 
 
 def _statuses(request: Request) -> tuple[str, ...]:
-    wanted = _query_list(request, "status") or [Medallion.Status.ACTIVE]
+    return statuses_from(_query_list(request, "status"))
+
+
+def statuses_from(given: list[str]) -> tuple[str, ...]:
+    """The statuses asked for (default active; `any` is all of them)."""
+    wanted = given or [Medallion.Status.ACTIVE]
     if "any" in wanted:
         return tuple(schema.STATUSES)
     unknown = [s for s in wanted if s not in schema.STATUSES]
@@ -104,6 +111,13 @@ class MedallionCheckpointSerializer(StrictSerializer):
     scope = JSONObjectField()
     evidence = JSONObjectField()
     thread_id = ClientIdField(required=False, allow_null=True)
+
+
+class MedallionSearchSerializer(StrictSerializer):
+    query = StrictCharField(min_length=1, max_length=MAX_QUERY_CHARS)
+    graph_nodes = serializers.ListField(child=StrictCharField(), required=False, default=list)
+    tags = serializers.ListField(child=StrictCharField(), required=False, default=list)
+    status = serializers.ListField(child=StrictCharField(), required=False, default=list)
 
 
 class MedallionListView(WorkspaceAPIView):
@@ -151,6 +165,39 @@ class MedallionListView(WorkspaceAPIView):
             status=status.HTTP_201_CREATED,
             headers={"Location": medallion_url(medallion)},
         )
+
+
+class MedallionSearchView(WorkspaceAPIView):
+    required_scopes = {"POST": ApiKey.Scope.READ}
+
+    @extend_schema(
+        operation_id="medallions_search",
+        summary="Medallions of a scope ranked by meaning against `query`, each with its `score`",
+        description=(
+            "The scope and status select as in `GET medallions/` (an empty scope selects every medallion); "
+            "the best match comes first. Medallions not embedded yet follow, newest first, with a null "
+            "score (docs/medallions.md)."
+        ),
+        parameters=PAGE_PARAMS,
+        request=MedallionSearchSerializer,
+        responses={200: OpenApiResponse(shapes.page_schema(shapes.SCORED_MEDALLION_SCHEMA))},
+    )
+    def post(self, request: Request) -> Response:
+        data = self.validated(MedallionSearchSerializer)
+        scope = parse_input(
+            schema.MedallionScope.from_dict, {"graph_nodes": data["graph_nodes"], "tags": data["tags"]}
+        )
+        page = OffsetPage(request)
+        found = medallions_search(
+            workspace=self.workspace,
+            scope=scope,
+            query=data["query"],
+            statuses=statuses_from(data["status"]),
+            limit=page.limit + 1,  # one more tells whether there is a next page
+            offset=page.offset,
+        )
+        results = [{**shapes.medallion_representation(m), "score": score} for m, score in found]
+        return Response(page.envelope(results))
 
 
 class MedallionCheckpointView(WorkspaceAPIView):

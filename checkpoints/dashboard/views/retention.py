@@ -16,6 +16,7 @@ PREVIEW_RULES = [
     ("pruned", "Checkpoints beyond keep-latest to tombstone"),
     ("purged", "Old tombstones to delete"),
     ("idle_threads", "Idle threads to delete"),
+    ("store_items", "Expired store items to delete"),
 ]
 
 

@@ -1,17 +1,23 @@
 """The workspace's store (docs/store.md): its namespaces as a tree to walk down, the items under the chosen
-namespace with their values and TTLs, and a search box that ranks them by meaning with the score shown.
+namespace with their values and TTLs, a search box that ranks them by meaning with the score shown, and
+the export of the live items as JSON.
 Reading here never pushes an item's TTL back."""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+import json
+from collections.abc import Iterator
+
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
+from django.utils import timezone
 
 from checkpoints.dashboard.access import workspace_view
 from checkpoints.exceptions import ValidationFailed
+from checkpoints.integrity import format_timestamp
 from checkpoints.models import Workspace
 from checkpoints.models.store import NAMESPACE_SEPARATOR
-from checkpoints.services.store import store_list_namespaces, store_search
+from checkpoints.services.store import store_export, store_list_namespaces, store_search
 
 PAGE_ITEMS = 50
 TREE_WIDTH = 200
@@ -56,3 +62,24 @@ def store(request: HttpRequest, workspace: Workspace) -> HttpResponse:
         "page_items": PAGE_ITEMS,
     }
     return render(request, "checkpoints/dashboard/store.html", context)
+
+
+@workspace_view
+def store_export_json(request: HttpRequest, workspace: Workspace) -> StreamingHttpResponse:
+    """The live items under the chosen namespace (all of them by default) as one JSON download:
+    `{"workspace", "namespace", "as_of", "items": [...]}`, written item by item."""
+    labels = _labels(request.GET.get("ns", "")[:2000])
+    now = timezone.now()
+
+    def lines() -> Iterator[str]:
+        head = {"workspace": workspace.slug, "namespace": labels, "as_of": format_timestamp(now)}
+        yield json.dumps(head)[:-1] + ', "items": ['
+        for count, item in enumerate(store_export(workspace=workspace, namespace_prefix=labels, now=now)):
+            yield ("," if count else "") + "\n" + json.dumps(item, ensure_ascii=False)
+        yield "]}\n"
+
+    response = StreamingHttpResponse(lines(), content_type="application/json")
+    filename = f"store-{workspace.slug}-{now:%Y%m%d-%H%M%S}.json"
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["X-Content-Type-Options"] = "nosniff"
+    return response

@@ -131,6 +131,29 @@ def medallions_list(
     )
 
 
+def medallions_search(
+    query: str,
+    *,
+    graph_nodes: Sequence[str] = (),
+    tags: Sequence[str] = (),
+    status: Sequence[str] = (),
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Call[Page[Medallion]]:
+    """Medallions of the scope ranked by meaning against `query`, best first (the server's `score` of each
+    is left out of the medallion.v1 document; unembedded medallions come last)."""
+    body = {"query": query, "graph_nodes": list(graph_nodes), "tags": list(tags), "status": list(status)}
+    query_params = params(limit=positive_limit(limit), cursor=cursor)
+    return Call(
+        "POST",
+        "medallions/search/",
+        lambda r: Page.parse(r.body, medallion_from_dict),
+        params=query_params,
+        body=body,
+        idempotent=True,  # a read: safe to send again
+    )
+
+
 def medallion_get(medallion_id: str) -> Call[Medallion]:
     return Call("GET", f"medallions/{seg(medallion_id)}/", _medallion, idempotent=True)
 
@@ -236,6 +259,7 @@ class MedallionEndpoints(Endpoints):
     medallion_create = request(medallion_create)
     medallion_checkpoint = request(medallion_checkpoint)
     medallions_list = request(medallions_list)
+    medallions_search = request(medallions_search)
     medallion_get = request(medallion_get)
     medallion_update = request(medallion_update)
     medallion_delete = request(medallion_delete)

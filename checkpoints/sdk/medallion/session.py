@@ -93,16 +93,23 @@ async def acheckpoint_session(
     return await _drive(store, _session_steps(llm, scope, evidence, thread_id, timeout, wait), llm)
 
 
-def load_medallions_for_scope(store: Store, scope: MedallionScope, limit: int = 10) -> list[Medallion]:
+def load_medallions_for_scope(
+    store: Store, scope: MedallionScope, limit: int = 10, query: str | None = None
+) -> list[Medallion]:
     """Active medallions whose graph_nodes include all of `scope.graph_nodes` and whose tags overlap
     `scope.tags` (an empty side imposes nothing), newest update first. Complete: every match is found.
-    ValueError for an empty scope or a limit below 1."""
-    return _drive_sync(store, load_steps(MedallionScope.model_validate(scope.to_dict()), limit), None)
+    With `query`, the same medallions ranked by meaning, the closest first (`POST medallions/search/`,
+    docs/medallions.md). ValueError for an empty scope or query, or a limit below 1."""
+    steps = load_steps(MedallionScope.model_validate(scope.to_dict()), limit, query)
+    return _drive_sync(store, steps, None)
 
 
-async def aload_medallions_for_scope(store: Store, scope: MedallionScope, limit: int = 10) -> list[Medallion]:
+async def aload_medallions_for_scope(
+    store: Store, scope: MedallionScope, limit: int = 10, query: str | None = None
+) -> list[Medallion]:
     """Async `load_medallions_for_scope`."""
-    return await _drive(store, load_steps(MedallionScope.model_validate(scope.to_dict()), limit), None)
+    steps = load_steps(MedallionScope.model_validate(scope.to_dict()), limit, query)
+    return await _drive(store, steps, None)
 
 
 # The seed's names for the async helpers.

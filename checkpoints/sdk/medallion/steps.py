@@ -78,19 +78,28 @@ def _check(scope: MedallionScope) -> None:
         raise ValueError("the scope is empty: name graph_nodes and/or tags")
 
 
-def load_steps(scope: MedallionScope, limit: int) -> Steps[list[Medallion]]:
+def load_steps(scope: MedallionScope, limit: int, query: str | None = None) -> Steps[list[Medallion]]:
+    """The scope's active medallions, newest first; with a `query`, ranked by meaning (best first)."""
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ValueError(f"limit must be a positive integer, got {limit!r}")
     _check(scope)
+    if query is not None and not query.strip():
+        raise ValueError("query must be a non-empty text (or None for the newest first)")
     found: list[Medallion] = []
     cursor: str | None = None
     while len(found) < limit:
-        page: Page[Any] = yield call(
-            "medallions_list",
-            graph_nodes=scope.graph_nodes,
-            tags=scope.tags,
-            limit=min(limit - len(found), MAX_PAGE),
-            cursor=cursor,
+        size = min(limit - len(found), MAX_PAGE)
+        page: Page[Any] = yield (
+            call("medallions_list", graph_nodes=scope.graph_nodes, tags=scope.tags, limit=size, cursor=cursor)
+            if query is None
+            else call(
+                "medallions_search",
+                query,
+                graph_nodes=scope.graph_nodes,
+                tags=scope.tags,
+                limit=size,
+                cursor=cursor,
+            )
         )
         found.extend(adopt(medallion) for medallion in page.results)
         cursor = page.next_cursor
