@@ -33,7 +33,7 @@ from checkpoints.packing import MARK, PACK_MIN, Packed, pack
 from checkpoints.services.audit import Actor
 from checkpoints.services.jobs import job_actor, job_submit
 from checkpoints.services.retention import workspace_audit
-from checkpoints.services.stored_values import store_parts
+from checkpoints.storage.stored_values import store_parts
 
 T = TypeVar("T")
 

@@ -3,7 +3,7 @@ idempotent retry. `checkpoints.services.checkpoints` re-exports everything here.
 
 A save is two statements. The first reads the thread, the head, the named parent and whether the id is taken
 (`save_context`); the second touches the thread and inserts the checkpoint only if the thread is still as
-the first one read it (`hot_sql.insert_checkpoint`: the same state_version — every write that may move a
+the first one read it (`save_sql.insert_checkpoint`: the same state_version — every write that may move a
 head bumps it — idle TTL and user, and the id still free), so "parent defaults to the head" and `If-Match`
 are decided against a head that did not move, and two saves of one new id cannot both insert. On
 PostgreSQL, outside a transaction, the two run on their own (no BEGIN or COMMIT), and the first is skipped
@@ -32,9 +32,10 @@ from checkpoints.ids import new_id
 from checkpoints.integrity import CanonicalEncodingError, canonical_json
 from checkpoints.models import Checkpoint, Thread, Workspace
 from checkpoints.packing import Packed
-from checkpoints.services import hot_sql, thread_memo
 from checkpoints.services.checkpoint_reads import checkpoint_compute_checksum
-from checkpoints.services.stored_values import (
+from checkpoints.services.thread_rows import expires_after, thread_insert_if_missing, thread_touch_values
+from checkpoints.storage import hot_cursor, model_rows, save_sql, thread_memo
+from checkpoints.storage.stored_values import (
     all_parts,
     packed_documents,
     parts_not_found,
@@ -42,7 +43,6 @@ from checkpoints.services.stored_values import (
     parts_to_store,
     stored_packed,
 )
-from checkpoints.services.thread_rows import expires_after, thread_insert_if_missing, thread_touch_values
 
 
 class Unset(Enum):
@@ -324,7 +324,7 @@ def save_encoded(
         skip_sent_lately=postgres and not connection.in_atomic_block,
     )
     with stored_packed(checkpoint, packed):
-        inserted = hot_sql.insert_checkpoint(
+        inserted = save_sql.insert_checkpoint(
             checkpoint, thread_touched=(thread.updated_at, thread.expires_at), thread_seen=seen, parts=parts
         )
     if inserted is None:
@@ -341,9 +341,9 @@ def save_encoded(
     return SaveResult(checkpoint, created=True)
 
 
-def thread_seen(thread: Thread) -> hot_sql.ThreadSeen:
-    """What a write decided from and its statement checks is unchanged (see hot_sql)."""
-    return hot_sql.ThreadSeen(thread.state_version, thread.ttl_seconds, thread.user_id)
+def thread_seen(thread: Thread) -> save_sql.ThreadSeen:
+    """What a write decided from and its statement checks is unchanged (see `storage.save_sql`)."""
+    return save_sql.ThreadSeen(thread.state_version, thread.ttl_seconds, thread.user_id)
 
 
 @dataclass(frozen=True)
@@ -377,10 +377,10 @@ def save_context(
 ) -> SaveContext:
     """One query: the thread, the namespace's head, the named parent's step and the id's existing row (is
     it readable?). Inside a transaction it takes the thread's row lock, creates a missing thread, and reads
-    again if the lock was waited for (see hot_sql); outside one a missing thread is ThreadChanged, and the
-    query is skipped where this process's memo of the thread answers everything asked (`_recalled`; with
-    `id_checked_by_write`, the write's own statement finds whether the id is taken). Every write under a
-    thread starts here (saves and pending writes)."""
+    again if the lock was waited for (`storage.save_sql`); outside one a missing thread is ThreadChanged,
+    and the query is skipped where this process's memo of the thread answers everything asked
+    (`_recalled`; with `id_checked_by_write`, the write's own statement finds whether the id is taken).
+    Every write under a thread starts here (saves and pending writes)."""
     lock = connection.in_atomic_block
     if not lock and connection.vendor == "postgresql":
         recalled = _recalled(
@@ -398,13 +398,13 @@ def save_context(
         "workspace": workspace.pk,
         "thread_id": thread_id,
         "namespace": namespace,
-        "now": hot_sql.adapt_datetime(now),
+        "now": model_rows.adapt_datetime(now),
         "want_head": want_head,
         "parent_id": parent_id,
         "checkpoint_id": checkpoint_id,
     }
-    sql = hot_sql.save_context_sql(connection.vendor, lock=lock)
-    with hot_sql.cursor() as cursor:
+    sql = save_sql.save_context_sql(connection.vendor, lock=lock)
+    with hot_cursor.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
         if row is None:
@@ -416,8 +416,8 @@ def save_context(
         if lock and not row[-1]:  # waited for the lock: read again in a snapshot taken while holding it
             cursor.execute(sql, params)
             row = cursor.fetchone()
-    width = hot_sql.width(Thread)
-    thread = hot_sql.load(Thread, row[:width])
+    width = model_rows.width(Thread)
+    thread = model_rows.load(Thread, row[:width])
     thread.workspace = workspace
     if user_id is not None and thread.user_id != user_id:
         raise NotFound(f"Thread {thread_id!r} not found.")
