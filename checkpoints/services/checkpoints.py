@@ -26,17 +26,8 @@ from checkpoints.services.checkpoint_reads import (
     ensure_readable,
     pending_writes_for,
 )
-from checkpoints.services.checkpoint_save import (
-    UNSET,
-    Payloads,
-    SaveResult,
-    Unset,
-    checkpoint_save,
-    encode_document,
-    encode_payloads,
-    save_context,
-    save_encoded,
-)
+from checkpoints.services.checkpoint_records import UNSET, Payloads, Unset, encode_document, encode_payloads
+from checkpoints.services.checkpoint_save import SaveResult, checkpoint_save, save_context, save_encoded
 from checkpoints.services.thread_rows import expires_after, thread_touch
 from checkpoints.storage import append_sql
 

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from checkpoints.exceptions import Conflict, Gone, PreconditionFailed, ValidationFailed
 from checkpoints.models import Checkpoint, StoredValue, Thread, Workspace
-from checkpoints.services.checkpoint_save import UNSET, checkpoint_save
+from checkpoints.services.checkpoint_records import UNSET
+from checkpoints.services.checkpoint_save import checkpoint_save
 from checkpoints.storage import save_sql
 from tests.factories import WorkspaceFactory
 from tests.storage.test_stored_values import chat
