@@ -21,7 +21,7 @@ def one(sql: str, params: list[Any] | None = None) -> tuple[Any, Any]:
     """Run `sql` on the hot cursor; its first row and the psycopg cursor that ran it."""
     with hot_cursor.cursor() as cursor:
         cursor.execute(sql, params)
-        return cursor.fetchone(), hot_cursor.cursor
+        return cursor.fetchone(), cursor.cursor
 
 
 @pytest.mark.django_db
