@@ -1,8 +1,8 @@
 """The statements that add rows under a thread on PostgreSQL: tasks' pending writes (with the thread's lock
-taken in the same round trip) and a batch of messages, each touching the thread in the same statement.
+sent together with them) and a batch of messages, each touching the thread in the same statement.
 
-It exists so that a LangGraph `put_writes` and a message append cost one round trip; the services decide
-what to write and fall back to the ORM elsewhere (docs/architecture.md, "The hot path").
+It exists so that a LangGraph `put_writes` and a message append cost one trip to the database; the services
+decide what to write and fall back to the ORM elsewhere (docs/architecture.md, "The hot path").
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 then the touch of the thread and the insert of the checkpoint (with the parts its packed documents name),
 written only if the thread is still as the save saw it.
 
-It exists so that a save costs one or two round trips on PostgreSQL (one statement each, prepared); the
-decisions (parent defaults, If-Match, retries, user scope, expiry) stay in `services.checkpoint_save`.
-See docs/architecture.md, "The hot path" and "One save".
+It exists so that a save costs one or two trips to the database on PostgreSQL (one statement each,
+prepared); the decisions (parent defaults, If-Match, retries, user scope, expiry) stay in
+`services.checkpoint_save`. See docs/architecture.md, "The hot path" and "One save".
 """
 
 from __future__ import annotations
