@@ -37,7 +37,7 @@ from checkpoints.services.retention import (
     tombstones_purge,
 )
 from checkpoints.services.store import store_sweep_expired
-from checkpoints.services.stored_values import values_collect_all
+from checkpoints.storage.stored_values import values_collect_all
 
 logger = logging.getLogger(__name__)
 

@@ -105,7 +105,7 @@ if DATABASE_URL:
         DATABASES["default"]["ENGINE"] = "project.postgresql"
         options = DATABASES["default"].setdefault("OPTIONS", {})
         options.setdefault("connect_timeout", env.int("DB_CONNECT_TIMEOUT", default=5))
-        # Prepared statements only where asked for (the hot paths' static SQL, checkpoints.services.hot_sql):
+        # Prepared statements only where asked for (the hot cursor, checkpoints.storage.hot_cursor):
         # Django's default (None) switches them off altogether; the ORM's own queries are never prepared.
         options.setdefault("prepare_threshold", 2**31 - 1)
         # ... and planned once: a custom plan per execution costs more than the hot statements run for

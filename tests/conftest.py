@@ -16,10 +16,11 @@ from redis.connection import AbstractConnection
 from rest_framework.test import APIClient
 
 from checkpoints.models import ApiKey, Workspace
-from checkpoints.services import checkpoint_reads, thread_memo
-from checkpoints.services.api_key_cache import api_keys_forget
-from checkpoints.services.stored_values import forget_sent_parts
+from checkpoints.services import checkpoint_reads
 from checkpoints.services.workspaces import api_key_create
+from checkpoints.storage import thread_memo
+from checkpoints.storage.api_key_cache import api_keys_forget
+from checkpoints.storage.stored_values import forget_sent_parts
 from tests.factories import WorkspaceFactory
 
 USING_POSTGRES = os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://"))

@@ -23,7 +23,7 @@ from rest_framework.utils.urls import replace_query_param
 from checkpoints.api.renderers import RawJSON, json_array, json_object, json_scalar, written_response
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.numbers import parse_whole_number
-from checkpoints.services.keyset import Seek
+from checkpoints.storage.keyset import Seek
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500

@@ -2,7 +2,7 @@
 
 Every web process counts against the same window: a hit's number comes from one atomic increment in Redis,
 made for each request or, for a fast key whose changes Redis pushes to the process, for a lease of hits the
-process then hands out itself (`checkpoints.services.api_key_cache`). When the cache is unreachable the
+process then hands out itself (`checkpoints.storage.api_key_cache`). When the cache is unreachable the
 throttle fails open: the API keeps serving (availability first: docs/security.md); the cache logs the outage.
 """
 
@@ -19,8 +19,8 @@ from rest_framework.throttling import BaseThrottle
 from checkpoints.cache import CacheUnavailable, count_hit
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import ApiKey
-from checkpoints.services.api_key_cache import RateWindow
 from checkpoints.services.workspaces import throttle_rate_parse
+from checkpoints.storage.api_key_cache import RateWindow
 
 logger = logging.getLogger(__name__)
 

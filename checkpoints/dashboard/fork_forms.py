@@ -13,7 +13,7 @@ from checkpoints.api.parsers import parse_json
 from checkpoints.dashboard.action_forms import client_id_validator
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import Checkpoint, Message
-from checkpoints.services.checkpoint_save import UNSET, encode_document
+from checkpoints.services.checkpoint_records import UNSET, encode_document
 
 # States larger than this are not put in the form to edit (the browser would struggle): they are copied.
 EDITABLE_STATE_BYTES = 1_000_000

@@ -21,7 +21,7 @@ from checkpoints.models import (
     Thread,
     Workspace,
 )
-from checkpoints.services.stored_values import stored_bytes
+from checkpoints.storage.stored_values import stored_bytes
 
 COUNT_CAP = 10_000
 STORAGE_CACHE_SECONDS = 60

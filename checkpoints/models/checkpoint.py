@@ -11,6 +11,7 @@ from django.db.models import OuterRef, Q
 from django.utils import timezone
 
 from checkpoints.integrity import PAYLOAD_FIELDS
+from checkpoints.models.readable import READABLE
 from checkpoints.models.thread import Thread
 from checkpoints.models.value import UnpackingIterable
 from checkpoints.models.workspace import Workspace
@@ -44,23 +45,14 @@ class CheckpointQuerySet(models.QuerySet["Checkpoint"]):
         return self.filter(workspace=workspace, thread__workspace=workspace, thread__thread_id=thread_id)
 
     def live(self, now: datetime | None = None) -> CheckpointQuerySet:
-        """Checkpoints readable right now: not a tombstone and not past expires_at (unless pinned).
-
-        Expiry takes effect at read time, the moment it passes, whether or not a sweep has run. The hot
-        statements use the same rule in SQL (`checkpoints.services.hot_sql.LIVE`).
-        """
-        now = now or timezone.now()
-        return self.filter(expired_at__isnull=True).filter(
-            Q(pinned=True) | Q(expires_at__isnull=True) | Q(expires_at__gt=now)
-        )
-
-    def unreadable(self, now: datetime | None = None) -> CheckpointQuerySet:
-        """Tombstones plus checkpoints whose expiry has passed but which no sweep has tombstoned yet."""
-        now = now or timezone.now()
-        return self.filter(Q(expired_at__isnull=False) | Q(pinned=False, expires_at__lte=now))
+        """Checkpoints readable right now: the rule `readable.READABLE` (its SQL form serves the static
+        statements of `checkpoints.storage`)."""
+        return self.filter(READABLE.q(now or timezone.now()))
 
     def due_for_tombstone(self, now: datetime | None = None) -> CheckpointQuerySet:
-        """Expired checkpoints that still carry a payload (what the retention sweep turns into tombstones)."""
+        """Expired checkpoints that still carry a payload (what the retention sweep turns into tombstones):
+        not tombstones and not readable, written so that PostgreSQL reads them from `checkpoint_expiring`
+        (`tests/models/test_readable_rule.py` holds it equal to that)."""
         now = now or timezone.now()
         return self.filter(expired_at__isnull=True, pinned=False, expires_at__lte=now)
 
@@ -185,11 +177,8 @@ class Checkpoint(models.Model):
         return self.expired_at is not None
 
     def is_readable(self, now: datetime | None = None) -> bool:
-        """Same rule as CheckpointQuerySet.live(), for a row already in hand."""
-        if self.expired_at is not None:
-            return False
-        now = now or timezone.now()
-        return self.pinned or self.expires_at is None or self.expires_at > now
+        """The rule of CheckpointQuerySet.live() (`readable.READABLE`), for a row already in hand."""
+        return READABLE.holds(self, now or timezone.now())
 
     def effective_expired_at(self, now: datetime | None = None) -> datetime | None:
         """When the row stopped being readable: the tombstone time, or the passed expiry not yet swept."""

@@ -20,6 +20,30 @@ def empty_scope() -> dict[str, list[str]]:
     return {"graph_nodes": [], "tags": []}
 
 
+class HeadMoved:
+    """The bump of `Thread.state_version` that every write which may move a head makes, in its own
+    statement or transaction (the head cache keys on the version, docs/architecture.md). Stated once and
+    built two ways: the ORM's update (`update`) and the assignment for a static statement (`sql`)."""
+
+    field = "state_version"
+    step = 1
+
+    @classmethod
+    def update(cls) -> dict[str, Any]:
+        """For `Thread.objects.filter(...).update(**HeadMoved.update())`."""
+        return {cls.field: F(cls.field) + cls.step}
+
+    @classmethod
+    def sql(cls) -> str:
+        """For a static `UPDATE` of the thread table (no alias)."""
+        return f"{cls.field} = {cls.field} + {cls.step}"
+
+    @classmethod
+    def applied(cls, thread: Thread) -> None:
+        """The same bump on a row in hand, as the update leaves it."""
+        thread.state_version += cls.step
+
+
 class ByteLength(Func):
     """Length in bytes of a text column (UTF-8): OCTET_LENGTH on PostgreSQL, a BLOB cast on SQLite."""
 

@@ -26,7 +26,7 @@ class StoredValue(models.Model):
 
     Parts are never shared across workspaces: a save cannot learn whether another tenant stored the same
     text. `used_at` is when a save last relied on the part; the collector
-    (`checkpoints.services.stored_values`) only deletes parts no checkpoint names and no save relied on
+    (`checkpoints.storage.stored_values`) only deletes parts no checkpoint names and no save relied on
     within its grace period.
     """
 

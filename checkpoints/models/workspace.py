@@ -109,7 +109,7 @@ class ApiKey(models.Model):
 
     objects = ApiKeyQuerySet.as_manager()
     # Not stored: on the request's copy of an authenticated key, its rate window's count when it was taken
-    # together with authentication (checkpoints.services.api_key_cache), as (counter key, count).
+    # together with authentication (checkpoints.storage.api_key_cache), as (counter key, count).
     window_hits: tuple[str, int] | None = None
 
     class Meta:

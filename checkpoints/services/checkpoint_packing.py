@@ -1,6 +1,6 @@
 """Packing the checkpoints that were stored whole before packing existed (docs/storage.md).
 
-A save packs a large state or context as it stores it (`checkpoint_save.Payloads.packed`); rows saved
+A save packs a large state or context as it stores it (`checkpoint_records.Payloads.packed`); rows saved
 earlier still hold the whole text. `checkpoints_pack` converts them in keyset batches by primary key, so its
 memory stays flat and it can stop anywhere: a later run skips the rows already packed (their text starts
 with `#`) and finishes the rest. It never changes what a checkpoint restores to: `pack` only returns a
@@ -33,7 +33,7 @@ from checkpoints.packing import MARK, PACK_MIN, Packed, pack
 from checkpoints.services.audit import Actor
 from checkpoints.services.jobs import job_actor, job_submit
 from checkpoints.services.retention import workspace_audit
-from checkpoints.services.stored_values import store_parts
+from checkpoints.storage.stored_values import store_parts
 
 T = TypeVar("T")
 

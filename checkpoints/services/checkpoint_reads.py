@@ -22,18 +22,18 @@ from checkpoints.exceptions import (
 from checkpoints.integrity import CHECKSUM_FIELDS, PAYLOAD_FIELDS, record_checksum_from_parts
 from checkpoints.models import Checkpoint, PendingWrite, Thread, Workspace
 from checkpoints.models.checkpoint import model_attribute
-from checkpoints.services import hot_sql
-from checkpoints.services.checkpoint_pages import CheckpointPages
-from checkpoints.services.keyset import Seek
+from checkpoints.storage import hot_cursor, model_rows, read_sql
+from checkpoints.storage.checkpoint_pages import CheckpointPages
+from checkpoints.storage.keyset import Seek
 
 
 def thread_get(*, workspace: Workspace, thread_id: str, user_id: str | None = None) -> Thread:
     """The workspace's thread with this public id; another workspace's thread is NotFound, as if missing.
     With `user_id`, so is another end user's thread."""
-    with hot_sql.cursor() as cursor:
-        cursor.execute(hot_sql.THREAD_BY_ID, {"workspace": workspace.pk, "thread_id": thread_id})
+    with hot_cursor.cursor() as cursor:
+        cursor.execute(read_sql.THREAD_BY_ID, {"workspace": workspace.pk, "thread_id": thread_id})
         row = cursor.fetchone()
-    thread = hot_sql.load(Thread, row) if row is not None else None
+    thread = model_rows.load(Thread, row) if row is not None else None
     if thread is None or (user_id is not None and thread.user_id != user_id):
         raise NotFound(f"Thread {thread_id!r} not found.")
     thread.workspace = workspace
@@ -131,18 +131,18 @@ def checkpoint_get(
     """A checkpoint of a thread by public id. Without a namespace the id must be unique in the thread
     (AmbiguousId otherwise). With `user_id`, another end user's thread is NotFound. Tombstones and expired
     checkpoints are returned too: callers decide."""
-    sql = hot_sql.checkpoint_in_thread_sql(connection.vendor, in_namespace=namespace is not None)
+    sql = read_sql.checkpoint_in_thread_sql(connection.vendor, in_namespace=namespace is not None)
     params = {
         "workspace": workspace.pk,
         "thread_id": thread_id,
         "checkpoint_id": checkpoint_id,
         "namespace": namespace,
     }
-    with hot_sql.cursor() as cursor:
+    with hot_cursor.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     candidates = sorted(
-        (hot_sql.load_checkpoint_with_thread(row, workspace) for row in rows), key=lambda c: c.pk
+        (read_sql.load_checkpoint_with_thread(row, workspace) for row in rows), key=lambda c: c.pk
     )
     if user_id is not None:
         # One thread holds every candidate (its public id is fixed): its user decides for all of them.

@@ -1,9 +1,10 @@
-"""Saving a checkpoint: canonical encoding, parent and step defaults, If-Match, client checksums and the
-idempotent retry. `checkpoints.services.checkpoints` re-exports everything here.
+"""Saving a checkpoint: parent and step defaults, If-Match, client checksums and the idempotent retry.
+What a save is given (canonical documents, record fields) is `checkpoint_records`';
+`checkpoints.services.checkpoints` re-exports both.
 
 A save is two statements. The first reads the thread, the head, the named parent and whether the id is taken
 (`save_context`); the second touches the thread and inserts the checkpoint only if the thread is still as
-the first one read it (`hot_sql.insert_checkpoint`: the same state_version — every write that may move a
+the first one read it (`save_sql.insert_checkpoint`: the same state_version — every write that may move a
 head bumps it — idle TTL and user, and the id still free), so "parent defaults to the head" and `If-Match`
 are decided against a head that did not move, and two saves of one new id cannot both insert. On
 PostgreSQL, outside a transaction, the two run on their own (no BEGIN or COMMIT), and the first is skipped
@@ -16,146 +17,37 @@ from __future__ import annotations
 
 import copy
 import functools
-import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from enum import Enum
-from typing import Any, Final, ParamSpec, Required, TypedDict, TypeVar, Unpack
+from typing import Any, ParamSpec, TypeVar, Unpack
 
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from checkpoints.exceptions import Conflict, Gone, NotFound, PreconditionFailed, ValidationFailed
+from checkpoints.exceptions import Conflict, Gone, NotFound, PreconditionFailed
 from checkpoints.ids import new_id
-from checkpoints.integrity import CanonicalEncodingError, canonical_json
 from checkpoints.models import Checkpoint, Thread, Workspace
-from checkpoints.packing import Packed
-from checkpoints.services import hot_sql, thread_memo
 from checkpoints.services.checkpoint_reads import checkpoint_compute_checksum
-from checkpoints.services.stored_values import (
+from checkpoints.services.checkpoint_records import (
+    AS_SENT,
+    UNSET,
+    Payloads,
+    RecordFields,
+    Unset,
+    encode_payloads,
+    invalid_field,
+)
+from checkpoints.services.thread_rows import expires_after, thread_insert_if_missing, thread_touch_values
+from checkpoints.storage import hot_cursor, model_rows, save_sql, thread_memo
+from checkpoints.storage.stored_values import (
     all_parts,
-    packed_documents,
     parts_not_found,
     parts_sent,
     parts_to_store,
     stored_packed,
 )
-from checkpoints.services.thread_rows import expires_after, thread_insert_if_missing, thread_touch_values
-
-
-class Unset(Enum):
-    UNSET = "UNSET"
-
-
-UNSET: Final = Unset.UNSET
-"""Marks an argument the caller did not send (as opposed to an explicit null)."""
-
-# A NUL escape that is not itself an escaped backslash followed by "u0000".
-_NUL_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
-
-
-def _invalid(field: str, message: str, **extra: Any) -> ValidationFailed:
-    return ValidationFailed(f"{field}: {message}", {"fields": {field: [message]}, **extra})
-
-
-@dataclass(frozen=True)
-class Payloads:
-    """The canonical JSON text of a checkpoint's three documents (exactly what is hashed, and stored whole
-    or packed: docs/storage.md). `values` are the state and context as decoded, when the caller has them
-    (packing then needs no decoding)."""
-
-    state: str
-    context: str
-    metadata: str
-    values: tuple[Any, Any] | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def size_bytes(self) -> int:
-        return sum(len(text.encode("utf-8")) for text in (self.state, self.context, self.metadata))
-
-    def packed(self) -> dict[str, Packed]:
-        """The documents worth storing packed, packed."""
-        values = None if self.values is None else dict(zip(("state", "context"), self.values, strict=True))
-        return packed_documents({"state": self.state, "context": self.context}, values)
-
-
-def encode_document(name: str, value: Any) -> str:
-    """The canonical JSON text of one document, or ValidationFailed naming the field."""
-    try:
-        return canonical_json(value)
-    except CanonicalEncodingError as exc:
-        raise _invalid(name, f"Not storable as JSON: {exc}") from exc
-
-
-def encode_payloads(state: Any, context: Any, metadata: Any) -> Payloads:
-    """Canonically encode the documents, refusing what cannot be stored faithfully."""
-    if state is None:
-        raise _invalid("state", "This field may not be null.")
-    payloads = Payloads(
-        state=encode_document("state", state),
-        context=encode_document("context", context),
-        metadata=encode_document("metadata", metadata),
-        values=(state, context),
-    )
-    # Metadata is also queried as jsonb (filters, GIN index), and jsonb cannot hold U+0000. State and
-    # context are only ever text, so NUL is fine there (stored escaped, as \u0000).
-    if _NUL_ESCAPE.search(payloads.metadata):
-        raise _invalid("metadata", "NUL characters are not allowed in metadata.")
-    return payloads
-
-
-class RecordFields(TypedDict, total=False):
-    """What a save says about a checkpoint besides its three documents: the keyword arguments of
-    `checkpoint_save` and `save_encoded`, declared once. Absent fields take the defaults in `_AS_SENT` or
-    are decided by the save (id, parent, step, expiry; see `checkpoint_save`)."""
-
-    agent_id: Required[str]
-    namespace: str
-    checkpoint_id: str | None
-    parent_id: str | Unset | None
-    framework: str
-    schema_version: str
-    step_index: int | None
-    step_name: str | None
-    run_id: str | None
-    handoff_target: str | None
-    handoff_from: str | None
-    ttl_seconds: int | Unset | None
-    pinned: bool
-    checksum: str | None
-    created_at: datetime | None
-    expected_head: tuple[str, ...] | Unset
-    user_id: str | None
-    written_by: str
-
-
-# The record fields stored as the save sends them, with their defaults; an idempotent retry must send the
-# same values (with agent_id).
-_AS_SENT: dict[str, Any] = {
-    "framework": Checkpoint.Framework.CUSTOM,
-    "schema_version": "1.0",
-    "step_name": None,
-    "run_id": None,
-    "handoff_target": None,
-    "handoff_from": None,
-}
-
-
-def record_fields_of(checkpoint: Checkpoint) -> RecordFields:
-    """A stored checkpoint's own record fields: what saving a copy of it sends."""
-    fields = RecordFields(
-        agent_id=checkpoint.agent_id,
-        namespace=checkpoint.namespace,
-        checkpoint_id=checkpoint.checkpoint_id,
-        parent_id=checkpoint.parent_checkpoint_id,
-        step_index=checkpoint.step_index,
-        created_at=checkpoint.created_at,
-        pinned=checkpoint.pinned,
-    )
-    fields.update({name: getattr(checkpoint, name) for name in _AS_SENT})  # type: ignore[typeddict-item]
-    return fields
 
 
 @dataclass(frozen=True)
@@ -241,10 +133,10 @@ def save_encoded(
     created_at = fields.get("created_at")
     expected_head = fields.get("expected_head", UNSET)
     user_id = fields.get("user_id")
-    as_sent = {name: fields.get(name, default) for name, default in _AS_SENT.items()}
+    as_sent = {name: fields.get(name, default) for name, default in AS_SENT.items()}
     now = timezone.now()
     if created_at is not None and created_at > now + timedelta(seconds=settings.CAIRN_MAX_CLOCK_SKEW_SECONDS):
-        raise _invalid("created_at", "Later than the server clock allows.")
+        raise invalid_field("created_at", "Later than the server clock allows.")
     # The head is only needed to default the parent or to check If-Match.
     context = save_context(
         workspace=workspace,
@@ -307,7 +199,7 @@ def save_encoded(
     checkpoint.checksum = checkpoint_compute_checksum(checkpoint)
     if checksum is not None and checksum != checkpoint.checksum:
         # Raised inside the transaction: nothing is stored, not even a thread this save created.
-        raise _invalid(
+        raise invalid_field(
             "checksum",
             "Does not match the record the server would store.",
             received=checksum,
@@ -324,7 +216,7 @@ def save_encoded(
         skip_sent_lately=postgres and not connection.in_atomic_block,
     )
     with stored_packed(checkpoint, packed):
-        inserted = hot_sql.insert_checkpoint(
+        inserted = save_sql.insert_checkpoint(
             checkpoint, thread_touched=(thread.updated_at, thread.expires_at), thread_seen=seen, parts=parts
         )
     if inserted is None:
@@ -341,9 +233,9 @@ def save_encoded(
     return SaveResult(checkpoint, created=True)
 
 
-def thread_seen(thread: Thread) -> hot_sql.ThreadSeen:
-    """What a write decided from and its statement checks is unchanged (see hot_sql)."""
-    return hot_sql.ThreadSeen(thread.state_version, thread.ttl_seconds, thread.user_id)
+def thread_seen(thread: Thread) -> save_sql.ThreadSeen:
+    """What a write decided from and its statement checks is unchanged (see `storage.save_sql`)."""
+    return save_sql.ThreadSeen(thread.state_version, thread.ttl_seconds, thread.user_id)
 
 
 @dataclass(frozen=True)
@@ -377,10 +269,10 @@ def save_context(
 ) -> SaveContext:
     """One query: the thread, the namespace's head, the named parent's step and the id's existing row (is
     it readable?). Inside a transaction it takes the thread's row lock, creates a missing thread, and reads
-    again if the lock was waited for (see hot_sql); outside one a missing thread is ThreadChanged, and the
-    query is skipped where this process's memo of the thread answers everything asked (`_recalled`; with
-    `id_checked_by_write`, the write's own statement finds whether the id is taken). Every write under a
-    thread starts here (saves and pending writes)."""
+    again if the lock was waited for (`storage.save_sql`); outside one a missing thread is ThreadChanged,
+    and the query is skipped where this process's memo of the thread answers everything asked
+    (`_recalled`; with `id_checked_by_write`, the write's own statement finds whether the id is taken).
+    Every write under a thread starts here (saves and pending writes)."""
     lock = connection.in_atomic_block
     if not lock and connection.vendor == "postgresql":
         recalled = _recalled(
@@ -398,13 +290,13 @@ def save_context(
         "workspace": workspace.pk,
         "thread_id": thread_id,
         "namespace": namespace,
-        "now": hot_sql.adapt_datetime(now),
+        "now": model_rows.adapt_datetime(now),
         "want_head": want_head,
         "parent_id": parent_id,
         "checkpoint_id": checkpoint_id,
     }
-    sql = hot_sql.save_context_sql(connection.vendor, lock=lock)
-    with hot_sql.cursor() as cursor:
+    sql = save_sql.save_context_sql(connection.vendor, lock=lock)
+    with hot_cursor.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
         if row is None:
@@ -416,8 +308,8 @@ def save_context(
         if lock and not row[-1]:  # waited for the lock: read again in a snapshot taken while holding it
             cursor.execute(sql, params)
             row = cursor.fetchone()
-    width = hot_sql.width(Thread)
-    thread = hot_sql.load(Thread, row[:width])
+    width = model_rows.width(Thread)
+    thread = model_rows.load(Thread, row[:width])
     thread.workspace = workspace
     if user_id is not None and thread.user_id != user_id:
         raise NotFound(f"Thread {thread_id!r} not found.")
@@ -471,7 +363,9 @@ def _parent(context: SaveContext, *, namespace: str, parent_id: str | Unset | No
     if parent_id is None:
         return None
     if context.parent_step is None:
-        raise _invalid("parent_id", f"No checkpoint {parent_id!r} in namespace {namespace!r} of this thread.")
+        raise invalid_field(
+            "parent_id", f"No checkpoint {parent_id!r} in namespace {namespace!r} of this thread."
+        )
     return parent_id, context.parent_step
 
 

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from checkpoints.exceptions import Conflict, Gone, ValidationFailed
 from checkpoints.models import Checkpoint, PendingWrite, Thread, Workspace
-from checkpoints.services import hot_sql
+from checkpoints.models.thread import HeadMoved
 from checkpoints.services.audit import Actor, audit_record
 from checkpoints.services.checkpoint_reads import (
     checkpoint_compute_checksum,
@@ -26,18 +26,10 @@ from checkpoints.services.checkpoint_reads import (
     ensure_readable,
     pending_writes_for,
 )
-from checkpoints.services.checkpoint_save import (
-    UNSET,
-    Payloads,
-    SaveResult,
-    Unset,
-    checkpoint_save,
-    encode_document,
-    encode_payloads,
-    save_context,
-    save_encoded,
-)
+from checkpoints.services.checkpoint_records import UNSET, Payloads, Unset, encode_document, encode_payloads
+from checkpoints.services.checkpoint_save import SaveResult, checkpoint_save, save_context, save_encoded
 from checkpoints.services.thread_rows import expires_after, thread_touch
+from checkpoints.storage import append_sql
 
 __all__ = [
     "UNSET",
@@ -127,7 +119,7 @@ def checkpoints_tombstone(*, pks: list[int], now: datetime) -> int:
             checkpoint_id=OuterRef("checkpoint_id"),
         )
         PendingWrite.objects.filter(thread_id__in=thread_pks).filter(Exists(same_checkpoint)).delete()
-        Thread.objects.filter(pk__in=thread_pks).update(state_version=F("state_version") + 1)
+        Thread.objects.filter(pk__in=thread_pks).update(**HeadMoved.update())
     return changed
 
 
@@ -241,7 +233,7 @@ def pending_writes_put(
     (task_id, idx). `idx` defaults to the write's position in the list. Within one call, the first of
     several writes at one ordinary idx and the last at one special idx win.
 
-    On PostgreSQL outside a transaction the writes are one round trip (hot_sql.pending_writes_put). Where
+    On PostgreSQL outside a transaction the writes are one round trip (append_sql.pending_writes_put). Where
     that writes nothing (no such thread yet, another user's, an expired checkpoint), and on SQLite, they are
     written in a transaction that locks the thread first, which creates it or refuses in the API's words.
     """
@@ -269,7 +261,7 @@ def pending_writes_put_at_once(
     with `pending_writes_put`, which creates the thread or refuses in the API's words."""
     if connection.vendor != "postgresql" or connection.in_atomic_block:
         return []
-    return hot_sql.pending_writes_put(rows, workspace=workspace.pk, thread_id=thread_id, user_id=user_id)
+    return append_sql.pending_writes_put(rows, workspace=workspace.pk, thread_id=thread_id, user_id=user_id)
 
 
 def pending_writes_rows(
@@ -328,7 +320,7 @@ def _pending_writes_put_locked(
     if context.existing_pk is not None and not context.existing_live:
         ensure_readable(Checkpoint.objects.get(pk=context.existing_pk), now)  # Gone, with its expiry
     if connection.vendor == "postgresql":
-        stored = hot_sql.pending_writes_put(
+        stored = append_sql.pending_writes_put(
             rows, workspace=workspace.pk, thread_id=thread_id, user_id=user_id
         )
         return _in_langgraph_order(stored)

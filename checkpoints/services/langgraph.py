@@ -31,7 +31,6 @@ from django.utils import timezone
 from checkpoints.exceptions import Conflict, NotFound, PreconditionFailed, ValidationFailed
 from checkpoints.models import Checkpoint, Thread, Workspace
 from checkpoints.services.audit import Actor, audit_record
-from checkpoints.services.checkpoint_pages import CheckpointPages
 from checkpoints.services.checkpoint_reads import checkpoint_get
 from checkpoints.services.checkpoints import (
     SaveResult,
@@ -41,6 +40,7 @@ from checkpoints.services.checkpoints import (
     pending_writes_put_at_once,
     pending_writes_rows,
 )
+from checkpoints.storage.checkpoint_pages import CheckpointPages
 
 FRAMEWORK = Checkpoint.Framework.LANGGRAPH
 

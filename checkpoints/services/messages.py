@@ -29,10 +29,8 @@ from checkpoints.ids import new_id
 from checkpoints.integrity import canonical_json
 from checkpoints.models import Message, Thread, Workspace
 from checkpoints.models.thread import CLIENT_ID_PATTERN, NEVER_RENDERED, MessageQuerySet
-from checkpoints.services import hot_sql, thread_memo
 from checkpoints.services.audit import Actor, audit_record
 from checkpoints.services.checkpoint_save import ThreadChanged, optimistic_then_locking
-from checkpoints.services.keyset import Seek, seek_params, seek_sql
 from checkpoints.services.medallion_summaries import medallion_maybe_autosummarize
 from checkpoints.services.search import message_search_text
 from checkpoints.services.thread_rows import (
@@ -41,6 +39,8 @@ from checkpoints.services.thread_rows import (
     thread_touch,
     thread_touch_values,
 )
+from checkpoints.storage import append_sql, hot_cursor, model_rows, thread_memo
+from checkpoints.storage.keyset import Seek, seek_params, seek_sql
 
 MAX_BATCH = 1000
 MAX_CONTENT_CHARS = 1024 * 1024
@@ -201,14 +201,14 @@ def _thread_and_last_message_time(
         thread = copy.copy(memo.thread)
         thread.workspace = workspace
         return thread, memo.last_message_at, True
-    with hot_sql.cursor() as cursor:
+    with hot_cursor.cursor() as cursor:
         cursor.execute(
-            hot_sql.THREAD_WITH_LAST_MESSAGE_TIME, {"workspace": workspace.pk, "thread_id": thread_id}
+            append_sql.THREAD_WITH_LAST_MESSAGE_TIME, {"workspace": workspace.pk, "thread_id": thread_id}
         )
         row = cursor.fetchone()
     if row is None:
         raise ThreadChanged(thread_id)
-    thread = hot_sql.load(Thread, row[:-1])
+    thread = model_rows.load(Thread, row[:-1])
     thread.workspace = workspace
     if user_id is not None and thread.user_id != user_id:
         raise NotFound(f"Thread {thread_id!r} not found.")
@@ -223,7 +223,7 @@ def _insert(
     was read or remembered), else under the thread lock the caller holds."""
     # Another process's clock may be ahead of ours: never go back in time within a thread.
     start = now if previous is None or previous < now else previous + timedelta(microseconds=1)
-    seen = hot_sql.AppendSeen(thread.last_message_seq, thread.ttl_seconds, thread.user_id)
+    seen = append_sql.AppendSeen(thread.last_message_seq, thread.ttl_seconds, thread.user_id)
     rows = [
         Message(
             thread=thread,
@@ -251,7 +251,7 @@ def _insert(
         Thread.objects.filter(pk=thread.pk).update(last_message_seq=thread.last_message_seq, **touched)
         return rows
     try:
-        pks = hot_sql.messages_insert(rows, thread_touched=(now, thread.expires_at), seen=seen)
+        pks = append_sql.messages_insert(rows, thread_touched=(now, thread.expires_at), seen=seen)
     except IntegrityError:  # a message_id already stored: the locked run finds it and decides
         pks = None
     if pks is None:
@@ -287,7 +287,7 @@ def message_delete(*, message: Message, actor: Actor) -> None:
 def _message_page_sql(ordering: tuple[str, ...], *, after: bool) -> str:
     seek, order = seek_sql(Message, "m", ordering, after=after)
     return (
-        f"SELECT {hot_sql.columns(Message, 'm', NEVER_RENDERED)} FROM {hot_sql.MESSAGE} m "  # nosec B608 # names from the models; values bound
+        f"SELECT {model_rows.columns(Message, 'm', NEVER_RENDERED)} FROM {model_rows.MESSAGE} m "  # nosec B608 # names from the models; values bound
         f"WHERE m.thread_id = %(thread)s{f' AND {seek}' if seek else ''} ORDER BY {order} LIMIT %(limit)s"
     )
 
@@ -305,7 +305,7 @@ class MessagePages:
 
     def read(self, seek: Seek) -> list[Message]:
         params = {"thread": self.thread.pk, "limit": seek.limit, **seek_params(seek)}
-        with hot_sql.cursor() as cursor:
+        with hot_cursor.cursor() as cursor:
             cursor.execute(_message_page_sql(tuple(seek.ordering), after=seek.position is not None), params)
             rows = cursor.fetchall()
-        return [hot_sql.load(Message, row, NEVER_RENDERED) for row in rows]
+        return [model_rows.load(Message, row, NEVER_RENDERED) for row in rows]

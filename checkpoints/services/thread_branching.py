@@ -20,9 +20,8 @@ from checkpoints.ids import new_id
 from checkpoints.models import Checkpoint, Message, PendingWrite, Thread
 from checkpoints.services.audit import Actor
 from checkpoints.services.checkpoint_reads import checkpoint_head, ensure_intact, ensure_readable
-from checkpoints.services.checkpoint_save import UNSET, encode_document, record_fields_of
+from checkpoints.services.checkpoint_records import UNSET, encode_document, record_fields_of
 from checkpoints.services.checkpoints import Payloads, checkpoint_compute_checksum, save_encoded
-from checkpoints.services.stored_values import pack_stored
 from checkpoints.services.thread_rows import (
     expires_after,
     thread_audit,
@@ -30,6 +29,7 @@ from checkpoints.services.thread_rows import (
     thread_lock,
     thread_touch,
 )
+from checkpoints.storage.stored_values import pack_stored
 
 PRUNE_STRATEGIES = ("keep_latest", "delete")
 # Rows per INSERT when copying (checkpoint payloads can be large: keep batches modest).

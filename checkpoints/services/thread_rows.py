@@ -14,12 +14,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from checkpoints.exceptions import Conflict, NotFound, ValidationFailed
 from checkpoints.models import Thread, Workspace
-from checkpoints.models.thread import CLIENT_ID_PATTERN
+from checkpoints.models.thread import CLIENT_ID_PATTERN, HeadMoved
 from checkpoints.services.audit import Actor, audit_record
 
 _CLIENT_ID = re.compile(rf"{CLIENT_ID_PATTERN}\Z")
@@ -119,8 +118,8 @@ def thread_touch_values(thread: Thread, *, now: datetime, head_moved: bool = Fal
     thread.expires_at = expires_after(thread.ttl_seconds, now)
     fields: dict[str, Any] = {"updated_at": now, "expires_at": thread.expires_at}
     if head_moved:
-        fields["state_version"] = F("state_version") + 1
-        thread.state_version += 1
+        fields.update(HeadMoved.update())
+        HeadMoved.applied(thread)
     return fields
 
 

@@ -15,7 +15,7 @@ from django.db.models.functions import Coalesce
 
 from checkpoints.models import Checkpoint, Message, PendingWrite, Thread
 from checkpoints.models.thread import ByteLength
-from checkpoints.services.stored_values import named_by, packed_rows, part_sizes, row_text_bytes
+from checkpoints.storage.stored_values import named_by, packed_rows, part_sizes, row_text_bytes
 
 
 def thread_storage(*, thread: Thread) -> dict[str, Any]:

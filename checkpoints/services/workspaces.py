@@ -15,13 +15,13 @@ from django.utils import timezone
 
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import ApiKey, Workspace
-from checkpoints.services.api_key_cache import (
+from checkpoints.services.audit import Actor, audit_record
+from checkpoints.storage.api_key_cache import (
     WindowOf,
     api_key_cached,
     api_key_remember_use,
     api_keys_changed,
 )
-from checkpoints.services.audit import Actor, audit_record
 
 KEY_PREFIX = "cairn_"
 _PREFIX_LENGTH = 8
@@ -107,7 +107,7 @@ def api_key_create(
 
 def api_key_authenticate(raw_key: str, *, count_in: WindowOf | None = None) -> ApiKey | None:
     """The usable key matching `raw_key` (with its workspace loaded), or None. Constant-time comparison.
-    No query while the key is remembered; `count_in`: see checkpoints.services.api_key_cache."""
+    No query while the key is remembered; `count_in`: see checkpoints.storage.api_key_cache."""
     if not raw_key.startswith(KEY_PREFIX) or len(raw_key) < len(KEY_PREFIX) + _PREFIX_LENGTH + 2:
         return None
     prefix = raw_key[len(KEY_PREFIX) : len(KEY_PREFIX) + _PREFIX_LENGTH]
@@ -135,7 +135,7 @@ def api_key_authenticate(raw_key: str, *, count_in: WindowOf | None = None) -> A
 @transaction.atomic
 def api_key_revoke(*, api_key: ApiKey, actor: Actor) -> ApiKey:
     """Revoke a key. Every process refuses it from its next request on (the key generation changes when
-    this transaction commits: checkpoints.services.api_key_cache)."""
+    this transaction commits: checkpoints.storage.api_key_cache)."""
     if api_key.revoked_at is None:
         api_key.revoked_at = timezone.now()
         ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=api_key.revoked_at)

@@ -1,4 +1,4 @@
-"""Remembered API keys (checkpoints.services.api_key_cache): no query per request once a key is known,
+"""Remembered API keys (checkpoints.storage.api_key_cache): no query per request once a key is known,
 revocation and workspace changes effective at once, the database whenever the shared cache cannot answer,
 a bound for changes written around Cairn, and a fast key's rate counted from leases. Two tests serve two
 gunicorn workers: one revokes a key from another process while both have it remembered, one spends a key's
@@ -17,10 +17,10 @@ import pytest
 from checkpoints.api.throttling import rate_window
 from checkpoints.bench.server import Gunicorn, Stack, bench_database
 from checkpoints.models import ApiKey, Workspace
-from checkpoints.services.api_key_cache import api_keys_forget
 from checkpoints.services.audit import Actor
 from checkpoints.services.retention import retention_policy_update
 from checkpoints.services.workspaces import api_key_revoke
+from checkpoints.storage.api_key_cache import api_keys_forget
 from tests.conftest import USING_POSTGRES, USING_REDIS, ApiClient
 
 URL = "/api/v1/threads/t1/checkpoints/"

@@ -22,7 +22,7 @@ from rest_framework.test import APIClient
 from checkpoints.api.hot_path import HOT_ROUTES, HotPathMiddleware, HotRoute
 from checkpoints.api.views import checkpoints as checkpoint_views
 from checkpoints.models import ApiKey, Checkpoint, Message, PendingWrite
-from checkpoints.services.api_key_cache import api_keys_forget
+from checkpoints.storage.api_key_cache import api_keys_forget
 from tests.conftest import ApiClient
 from tests.factories import make_checkpoint
 

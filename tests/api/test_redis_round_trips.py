@@ -14,7 +14,7 @@ import redis
 from django.conf import settings
 from django.core.cache import cache
 
-from checkpoints.services.api_key_cache import api_keys_changed
+from checkpoints.storage.api_key_cache import api_keys_changed
 from tests.conftest import ApiClient
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db]

@@ -13,9 +13,9 @@ from checkpoints.api.serializers.threads import (
     ThreadStorageSerializer,
 )
 from checkpoints.models import Thread
-from checkpoints.services import stored_values
 from checkpoints.services.audit import Actor
 from checkpoints.services.threads import thread_copy
+from checkpoints.storage import stored_values
 from tests.conftest import ApiClient
 from tests.factories import make_checkpoint
 from tests.storage.sizes import Expected, build_packed_thread, expected_for_thread, packed_rows

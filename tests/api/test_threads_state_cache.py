@@ -18,7 +18,7 @@ from django.utils import timezone
 from checkpoints.cache import ResilientRedisCache
 from checkpoints.models import Checkpoint, Thread
 from checkpoints.services.checkpoints import checkpoints_tombstone
-from checkpoints.services.state_cache import head_cache_get
+from checkpoints.storage.state_cache import head_cache_get
 from tests.conftest import ApiClient
 
 pytestmark = pytest.mark.django_db

@@ -1,6 +1,6 @@
 """A message append to a thread this process appended to last decides from its memo of the thread (its row
 and its last message's time) and is one statement, which writes only if the thread still has the
-remembered last_message_seq, idle TTL and user (`checkpoints.services.thread_memo`). Here the memo is made
+remembered last_message_seq, idle TTL and user (`checkpoints.storage.thread_memo`). Here the memo is made
 stale the ways it can be: another process's append, a user or TTL changed, the thread deleted and created
 again, a message id stored earlier. Each time the append must come out as if it had read."""
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from checkpoints.models import Message, Thread
-from checkpoints.services import thread_memo
+from checkpoints.storage import thread_memo
 from tests.concurrency.test_optimistic_append import MESSAGES, say, stored_in_order
 from tests.concurrency.test_optimistic_save import statements
 from tests.concurrency.test_state_race import client_like

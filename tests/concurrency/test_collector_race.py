@@ -14,7 +14,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from checkpoints.models import StoredValue, Workspace
-from checkpoints.services import stored_values
+from checkpoints.storage import stored_values
 from tests.conftest import ApiClient
 from tests.storage.test_stored_values import chat, restore, save
 

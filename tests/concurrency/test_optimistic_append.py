@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from checkpoints.models import Message, Thread
-from checkpoints.services import thread_memo
+from checkpoints.storage import thread_memo
 from tests.concurrency.test_optimistic_save import statements
 from tests.concurrency.test_state_race import client_like
 from tests.conftest import ApiClient

@@ -17,9 +17,9 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from checkpoints.models import Checkpoint, PendingWrite, Thread
-from checkpoints.services import thread_memo
 from checkpoints.services.checkpoints import checkpoint_save, checkpoints_tombstone
 from checkpoints.services.thread_rows import expires_after
+from checkpoints.storage import thread_memo
 from tests.concurrency.runner import run_concurrently
 from tests.concurrency.test_state_race import client_like
 from tests.conftest import ApiClient

@@ -18,8 +18,8 @@ from django.utils import timezone
 
 from checkpoints.models import StoredValue, Workspace
 from checkpoints.packing import digests
-from checkpoints.services import hot_sql, stored_values
 from checkpoints.services.checkpoints import checkpoint_save
+from checkpoints.storage import save_sql, stored_values
 from tests.concurrency.test_optimistic_save import statements
 from tests.conftest import ApiClient
 from tests.storage.test_stored_values import chat, restore, save, stored_state_in
@@ -30,18 +30,18 @@ GRACE = timedelta(seconds=settings.CAIRN_VALUE_GRACE_SECONDS)
 
 
 @contextmanager
-def parts_of_each_insert(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[hot_sql.Parts]]:
+def parts_of_each_insert(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[save_sql.Parts]]:
     """The `Parts` each checkpoint insert is given, in order."""
-    seen: list[hot_sql.Parts] = []
-    insert = hot_sql.insert_checkpoint
+    seen: list[save_sql.Parts] = []
+    insert = save_sql.insert_checkpoint
 
     def recording(checkpoint: Any, **kwargs: Any) -> Any:
         seen.append(kwargs["parts"])
         return insert(checkpoint, **kwargs)
 
-    monkeypatch.setattr(hot_sql, "insert_checkpoint", recording)
+    monkeypatch.setattr(save_sql, "insert_checkpoint", recording)
     yield seen
-    monkeypatch.setattr(hot_sql, "insert_checkpoint", insert)
+    monkeypatch.setattr(save_sql, "insert_checkpoint", insert)
 
 
 def parts_named(thread: str, checkpoint_id: str) -> set[bytes]:

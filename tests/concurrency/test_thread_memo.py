@@ -14,7 +14,7 @@ import time_machine
 from django.utils import timezone
 
 from checkpoints.models import Checkpoint, PendingWrite, Thread
-from checkpoints.services import thread_memo
+from checkpoints.storage import thread_memo
 from tests.concurrency.test_optimistic_save import CPS, statements, task_writes
 from tests.concurrency.test_state_race import client_like
 from tests.conftest import ApiClient

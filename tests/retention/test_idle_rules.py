@@ -218,7 +218,7 @@ def test_every_kind_of_write_restarts_the_threads_own_idle_clock(
     workspace: Workspace, time_machine: time_machine.TimeMachineFixture
 ) -> None:
     """On PostgreSQL, outside a transaction, saves, pending writes and appends take the hot path's own SQL
-    (`hot_sql`); the date it writes is the one `expires_after` gives and the expiry acts on."""
+    (`storage.append_sql`); the date it writes is the one `expires_after` gives and the expiry acts on."""
     time_machine.move_to(T0, tick=False)
     set_policy(workspace, 60)  # shorter than the thread's own: it does not apply
     thread_create(workspace=workspace, actor=ACTOR, thread_id="t1", ttl_seconds=3600)

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from checkpoints.after_response import after_response
 from checkpoints.models import Thread
-from checkpoints.services.state_cache import head_cache_get
+from checkpoints.storage.state_cache import head_cache_get
 from tests.conftest import ApiClient
 
 

@@ -1,5 +1,5 @@
 """A page of checkpoints read by its static statement is the page its queryset gives
-(`checkpoints.services.checkpoint_pages`): the same rows in the same order, the same fields loaded (and the
+(`checkpoints.storage.checkpoint_pages`): the same rows in the same order, the same fields loaded (and the
 same deferred), the same threads, packed documents whole — for every scope and condition, both orders of
 both orderings, from the start and from a cursor's position, on both backends."""
 
@@ -15,8 +15,8 @@ from django.utils import timezone
 
 from checkpoints.api.pagination import queryset_rows
 from checkpoints.models import Checkpoint, PendingWrite, Thread, Workspace
-from checkpoints.services.checkpoint_pages import CheckpointPages, pending_writes_of
-from checkpoints.services.keyset import Seek
+from checkpoints.storage.checkpoint_pages import CheckpointPages, pending_writes_of
+from checkpoints.storage.keyset import Seek
 from tests.factories import WorkspaceFactory, make_checkpoint, make_pending_write
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""`hot_sql.cursor` keeps one prepared cursor per connection of each thread and uses it again; it is still
+"""`hot_cursor.cursor` keeps one prepared cursor per connection of each thread and uses it again; it is still
 Django's wrapping (errors mapped, execute wrappers run), and a new connection or thread gets its own. It
 loads timestamps with psycopg's own loader only where that gives what Django's gives."""
 
@@ -12,14 +12,14 @@ from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from checkpoints.models import Workspace
-from checkpoints.services import hot_sql
+from checkpoints.storage import hot_cursor
 
 pytestmark = pytest.mark.postgres
 
 
 def one(sql: str, params: list[Any] | None = None) -> tuple[Any, Any]:
     """Run `sql` on the hot cursor; its first row and the psycopg cursor that ran it."""
-    with hot_sql.cursor() as cursor:
+    with hot_cursor.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchone(), cursor.cursor
 
@@ -111,7 +111,7 @@ def test_timestamps_load_as_djangos_cursor_loads_them() -> None:
     assert row == expected and row[2] is None
     assert [value.tzinfo for value in row[:2]] == [value.tzinfo for value in expected[:2]]
     assert row[0].tzinfo is connection.timezone
-    loader = raw.adapters.get_loader(hot_sql.TIMESTAMPTZ_OID, hot_sql.Format.TEXT)
+    loader = raw.adapters.get_loader(hot_cursor.TIMESTAMPTZ_OID, hot_cursor.Format.TEXT)
     assert not hasattr(loader, "timezone")  # psycopg's own, not Django's
 
 
@@ -123,7 +123,7 @@ def test_a_session_in_another_zone_keeps_djangos_loader() -> None:
         cursor.execute("SET TIME ZONE 'Asia/Kolkata'")  # what Django would not leave behind
     try:
         (row, raw) = one(TIMESTAMPS, MOMENTS)
-        loader = raw.adapters.get_loader(hot_sql.TIMESTAMPTZ_OID, hot_sql.Format.TEXT)
+        loader = raw.adapters.get_loader(hot_cursor.TIMESTAMPTZ_OID, hot_cursor.Format.TEXT)
         assert loader.timezone is connection.timezone  # Django's
         assert row == _djangos(TIMESTAMPS, MOMENTS)
     finally:

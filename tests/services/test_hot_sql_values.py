@@ -1,5 +1,5 @@
-"""`hot_sql.adapted` gives a statement exactly the values Django's own per-field preparation gives, skipping
-it only where that would hand the value back as it is."""
+"""`model_rows.adapted` gives a statement exactly the values Django's own per-field preparation gives,
+skipping it only where that would hand the value back as it is."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from django.db import connection, models
 
 from checkpoints.models import Checkpoint, Thread, Workspace
-from checkpoints.services.hot_sql import _fields, adapted, preparation
+from checkpoints.storage.model_rows import adapted, model_fields, preparation
 
 pytestmark = pytest.mark.django_db
 
@@ -51,14 +51,14 @@ def checkpoint() -> Checkpoint:
 @pytest.mark.parametrize("model", [Checkpoint, Thread])
 def test_every_field_is_prepared_as_django_prepares_it(checkpoint: Checkpoint, model: type[Any]) -> None:
     instance = checkpoint if model is Checkpoint else checkpoint.thread
-    fields = _fields(model, with_pk=False)
+    fields = model_fields(model, with_pk=False)
     assert comparable(adapted(instance, preparation(fields))) == comparable(
         prepared_by_django(instance, fields)
     )
 
 
 def test_values_of_another_type_still_go_through_django(checkpoint: Checkpoint) -> None:
-    fields = _fields(Checkpoint, with_pk=False)
+    fields = model_fields(Checkpoint, with_pk=False)
     checkpoint.agent_id = 5  # Django's CharField makes it "5"
     checkpoint.pinned = 1  # type: ignore[assignment] # and BooleanField True
     values = adapted(checkpoint, preparation(fields))

@@ -13,8 +13,8 @@ from django.db import connection
 
 from checkpoints.api.pagination import queryset_rows
 from checkpoints.models import Message, Thread, Workspace
-from checkpoints.services.keyset import Seek
 from checkpoints.services.messages import MessagePages, _message_page_sql, messages_append
+from checkpoints.storage.keyset import Seek
 from tests.factories import WorkspaceFactory
 
 pytestmark = pytest.mark.django_db

@@ -14,7 +14,7 @@ from checkpoints.integrity import canonical_json
 from checkpoints.models import Checkpoint, StoredValue, Workspace
 from checkpoints.packing import digests, is_packed
 from checkpoints.services.checkpoints import checkpoints_tombstone
-from checkpoints.services.stored_values import values_collect
+from checkpoints.storage.stored_values import values_collect
 from tests.conftest import ApiClient
 
 pytestmark = pytest.mark.django_db

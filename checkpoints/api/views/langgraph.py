@@ -29,7 +29,6 @@ from checkpoints.api.views.checkpoints import (
     page_representation,
 )
 from checkpoints.models import Checkpoint
-from checkpoints.services.checkpoint_pages import pending_writes_of
 from checkpoints.services.checkpoints import SaveResult
 from checkpoints.services.langgraph import (
     checkpoints_delete_for_runs,
@@ -37,6 +36,7 @@ from checkpoints.services.langgraph import (
     langgraph_tuples,
     langgraph_writes_put,
 )
+from checkpoints.storage.checkpoint_pages import pending_writes_of
 
 TUPLE_PARAMS = [
     OpenApiParameter("thread_id", str, description="One thread; omit for the whole workspace."),

@@ -15,7 +15,7 @@ from checkpoints.api.views.checkpoints import INCLUDE_STATE_PARAM, CheckpointSav
 from checkpoints.exceptions import NotFound, ValidationFailed
 from checkpoints.services.checkpoint_reads import thread_get
 from checkpoints.services.checkpoints import UNSET, SaveResult, Unset, checkpoint_save
-from checkpoints.services.state_cache import head_read_through
+from checkpoints.storage.state_cache import head_read_through
 
 ROOT_NAMESPACE_PARAM = OpenApiParameter("namespace", str, description="Default: the root namespace.")
 IF_MATCH_PARAM = OpenApiParameter(

@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 from django.db import models
 from django.db.models import Q
 
-from checkpoints.services import hot_sql
+from checkpoints.storage import model_rows
 
 
 class Seek(NamedTuple):
@@ -51,7 +51,7 @@ def seek_sql(
 def seek_params(seek: Seek) -> dict[str, Any]:
     """The position's values as `seek_sql` binds them (timestamps as the backend takes them)."""
     return {
-        f"seek_{index}": hot_sql.adapt_datetime(value) if isinstance(value, datetime) else value
+        f"seek_{index}": model_rows.adapt_datetime(value) if isinstance(value, datetime) else value
         for index, value in enumerate(seek.position or ())
     }
 

@@ -2,15 +2,14 @@
 static statement (docs/performance.md), or as a queryset when a FilterSet filters the list further.
 
 A page is a scope (a thread in hand, a thread by its public id, or the whole workspace) and conditions; each
-scope and each condition is written here in SQL and as its queryset side by side, so the two readings
-cannot disagree. The statement is one of a bounded set of texts, prepared on PostgreSQL like every hot
-statement (`hot_sql.cursor`). See docs/architecture.md, "The hot path".
-"""
+condition is stated once (a field and a lookup, or the readable rule) and built into both SQL and a queryset
+filter, so the two readings cannot disagree. The statement is one of a bounded set of texts, prepared on
+PostgreSQL like every hot statement (`hot_cursor.cursor`). See docs/architecture.md, "The hot path"."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -21,40 +20,54 @@ from django.db import connection
 from checkpoints.integrity import PAYLOAD_FIELDS
 from checkpoints.models import Checkpoint, PendingWrite, Thread, Workspace
 from checkpoints.models.checkpoint import CheckpointQuerySet
+from checkpoints.models.readable import READABLE
 from checkpoints.models.value import unpack
-from checkpoints.services import hot_sql
-from checkpoints.services.keyset import Seek, seek_params, seek_sql
+from checkpoints.storage import hot_cursor, model_rows, read_sql
+from checkpoints.storage.keyset import Seek, seek_params, seek_sql
 
-CHECKPOINT = hot_sql.CHECKPOINT
-THREAD = hot_sql.THREAD
+CHECKPOINT = model_rows.CHECKPOINT
+THREAD = model_rows.THREAD
 _PAYLOAD = tuple(sorted(PAYLOAD_FIELDS))
 
 
-class Condition(NamedTuple):
-    """One condition of a page: its SQL on the checkpoint aliased `c`, its value bound under `param`, and
-    the same condition applied to a queryset."""
-
-    sql: str
-    param: str
-    queryset: Callable[[CheckpointQuerySet, Any], CheckpointQuerySet]
+# The SQL operator of each lookup a page condition uses.
+_OPERATORS = {"exact": "=", "lt": "<"}
 
 
-CONDITIONS: dict[str, Condition] = {
-    # Readable at the given time (`CheckpointQuerySet.live`).
-    "live": Condition(hot_sql.LIVE, "now", lambda q, now: q.live(now)),
-    "namespace": Condition("c.namespace = %(namespace)s", "namespace", lambda q, v: q.filter(namespace=v)),
+class Compared(NamedTuple):
+    """A condition comparing one field with the value bound under the condition's name: its SQL on the
+    checkpoint aliased `c` and its queryset filter, both built from (field, lookup)."""
+
+    field: str
+    lookup: str
+
+    def sql(self, name: str) -> str:
+        column = Checkpoint._meta.get_field(self.field).column  # type: ignore[union-attr]
+        return f"c.{column} {_OPERATORS[self.lookup]} %({name})s"
+
+    def applied(self, queryset: CheckpointQuerySet, value: Any) -> CheckpointQuerySet:
+        return queryset.filter(**{f"{self.field}__{self.lookup}": value})
+
+
+class Readable(NamedTuple):
+    """Readable at the time bound under the condition's name (`readable.READABLE`)."""
+
+    def sql(self, name: str) -> str:
+        return READABLE.sql(Checkpoint, "c", now_param=name)
+
+    def applied(self, queryset: CheckpointQuerySet, value: Any) -> CheckpointQuerySet:
+        return queryset.live(value)
+
+
+CONDITIONS: dict[str, Compared | Readable] = {
+    "live": Readable(),
+    "namespace": Compared("namespace", "exact"),
     # Created before the row with this primary key (a timeline's `before`).
-    "below_row": Condition("c.id < %(below_row)s", "below_row", lambda q, v: q.filter(pk__lt=v)),
-    "framework": Condition("c.framework = %(framework)s", "framework", lambda q, v: q.filter(framework=v)),
-    "checkpoint_id": Condition(
-        "c.checkpoint_id = %(checkpoint_id)s", "checkpoint_id", lambda q, v: q.filter(checkpoint_id=v)
-    ),
+    "below_row": Compared("id", "lt"),
+    "framework": Compared("framework", "exact"),
+    "checkpoint_id": Compared("checkpoint_id", "exact"),
     # Checkpoint ids below this one, whether or not it exists (LangGraph's `before`).
-    "below_checkpoint_id": Condition(
-        "c.checkpoint_id < %(below_checkpoint_id)s",
-        "below_checkpoint_id",
-        lambda q, v: q.filter(checkpoint_id__lt=v),
-    ),
+    "below_checkpoint_id": Compared("checkpoint_id", "lt"),
 }
 
 
@@ -85,7 +98,7 @@ class CheckpointPages:
         else:
             queryset = Checkpoint.objects.for_workspace(self.workspace).select_related("thread")
         for name, value in self.conditions.items():
-            queryset = CONDITIONS[name].queryset(queryset, value)
+            queryset = CONDITIONS[name].applied(queryset, value)
         return queryset if self.payload else queryset.without_payload()
 
     def read(self, seek: Seek) -> list[Checkpoint]:
@@ -106,25 +119,25 @@ class CheckpointPages:
         if self.thread_id is not None:
             params["thread_id"] = self.thread_id
         for name, value in self.conditions.items():
-            params[CONDITIONS[name].param] = _bound(value)
+            params[name] = _bound(value)
         params.update(seek_params(seek))
-        with hot_sql.cursor() as cursor:
+        with hot_cursor.cursor() as cursor:
             cursor.execute(sql, params)
             rows = cursor.fetchall()
         return self._loaded(rows)
 
     def _loaded(self, rows: list[Any]) -> list[Checkpoint]:
         skip = () if self.payload else _PAYLOAD
-        split = hot_sql.width(Checkpoint, skip)
+        split = model_rows.width(Checkpoint, skip)
         checkpoints, unfetched = [], []
         for row in rows:
-            checkpoint = hot_sql.load(Checkpoint, row[:split], skip)
-            thread = self.thread or hot_sql.load(Thread, row[split : split + hot_sql.width(Thread)])
+            checkpoint = model_rows.load(Checkpoint, row[:split], skip)
+            thread = self.thread or model_rows.load(Thread, row[split : split + model_rows.width(Thread)])
             checkpoint.thread = thread
             checkpoint.workspace = self.workspace
             if self.thread is None:
                 thread.workspace = self.workspace
-            if self.payload and not hot_sql.put_fetched_parts(checkpoint, *row[-2:]):
+            if self.payload and not read_sql.put_fetched_parts(checkpoint, *row[-2:]):
                 unfetched.append(checkpoint)
             checkpoints.append(checkpoint)
         unpack(unfetched)
@@ -132,7 +145,7 @@ class CheckpointPages:
 
 
 def _bound(value: Any) -> Any:
-    return hot_sql.adapt_datetime(value) if isinstance(value, datetime) else value
+    return model_rows.adapt_datetime(value) if isinstance(value, datetime) else value
 
 
 # Each scope's condition on the checkpoint aliased `c` ("thread_id" joins its thread, `t`).
@@ -156,21 +169,21 @@ def checkpoint_page_sql(
     payload: bool,
 ) -> str:
     """The page's statement: the page's rows in a CTE (so each page reads at most `limit` rows through its
-    index), then their threads (unless in hand) and, with `payload`, their parts (`hot_sql.PARTS_OF_ROW`)."""
+    index), then their threads (unless in hand) and, with `payload`, their parts (`read_sql.PARTS_OF_ROW`)."""
     inner_join = _THREAD_JOIN if scope == "thread_id" else ""
     seek, order = seek_sql(Checkpoint, "c", ordering, after=after)
     where = " AND ".join(
-        [_SCOPES[scope], *(CONDITIONS[name].sql for name in conditions), *([seek] if seek else [])]
+        [_SCOPES[scope], *(CONDITIONS[name].sql(name) for name in conditions), *([seek] if seek else [])]
     )
-    checkpoint_columns = hot_sql.columns(Checkpoint, "c", () if payload else _PAYLOAD)
+    checkpoint_columns = model_rows.columns(Checkpoint, "c", () if payload else _PAYLOAD)
     select = [checkpoint_columns]
     joins = ""
     if scope != "thread":
-        select.append(hot_sql.columns(Thread, "t"))
+        select.append(model_rows.columns(Thread, "t"))
         joins = _THREAD_JOIN
     if payload:
-        select.append(hot_sql.PARTS_COLUMNS[vendor])
-        joins += f" {hot_sql.PARTS_OF_ROW[vendor]}"
+        select.append(read_sql.PARTS_COLUMNS[vendor])
+        joins += f" {read_sql.PARTS_OF_ROW[vendor]}"
     return (
         f"WITH c AS (SELECT {checkpoint_columns} FROM {CHECKPOINT} c{inner_join} WHERE {where} "  # nosec B608 # table and column names from the models; every value is bound
         f"ORDER BY {order} LIMIT %(limit)s) SELECT {', '.join(select)} FROM c{joins} ORDER BY {order}"
@@ -190,7 +203,7 @@ def _pending_writes_sql(vendor: str) -> str:
     `pending_write_unique` for the page's threads, namespaces and checkpoint ids."""
     among = _AMONG[vendor]
     return (
-        f"SELECT {hot_sql.columns(PendingWrite, 'p')} FROM {hot_sql.PENDING_WRITE} p "  # nosec B608 # names from the models; values bound
+        f"SELECT {model_rows.columns(PendingWrite, 'p')} FROM {model_rows.PENDING_WRITE} p "  # nosec B608 # names from the models; values bound
         f"WHERE p.thread_id {among.format(name='threads', type='bigint')} "
         f"AND p.namespace {among.format(name='namespaces', type='text')} "
         f"AND p.checkpoint_id {among.format(name='checkpoint_ids', type='text')} "
@@ -208,12 +221,12 @@ def pending_writes_of(checkpoints: list[Checkpoint]) -> dict[tuple[int, str, str
     postgres = connection.vendor == "postgresql"
     bound = [values if postgres else json.dumps(values) for values in lists]
     params = dict(zip(("threads", "namespaces", "checkpoint_ids"), bound, strict=True))
-    with hot_sql.cursor() as cursor:
+    with hot_cursor.cursor() as cursor:
         cursor.execute(_pending_writes_sql(connection.vendor), params)
         rows = cursor.fetchall()
     grouped: dict[tuple[int, str, str], list[PendingWrite]] = {key: [] for key in wanted}
     for row in rows:
-        write = hot_sql.load(PendingWrite, row)
+        write = model_rows.load(PendingWrite, row)
         key = (write.thread_id, write.namespace, write.checkpoint_id)
         if key in grouped:
             grouped[key].append(write)

@@ -4,7 +4,7 @@ helpers measure what documents occupy as stored, for the storage accounting.
 
 The collector may run while saves reuse parts. Every save marks the parts it names as used (`used_at`)
 unless a save already did within half the grace period, in the statement that stores the missing ones and
-inserts its checkpoint (`hot_sql.insert_checkpoint`); the collector deletes only parts that no checkpoint
+inserts its checkpoint (`save_sql.insert_checkpoint`); the collector deletes only parts that no checkpoint
 named when it looked and that no save used within the grace period, and the delete re-checks `used_at` row
 by row. So a part a save relies on is either kept, or deleted before the save's statement, which then
 stores it again. Other writers (copies, the conversion) store parts in the transaction that inserts or
@@ -40,7 +40,7 @@ from checkpoints.models import Checkpoint, StoredValue, Workspace
 from checkpoints.models.thread import ByteLength
 from checkpoints.models.value import PACKED_FIELDS
 from checkpoints.packing import MARK, PACK_MIN, Packed, digests, pack
-from checkpoints.services import hot_sql
+from checkpoints.storage import save_sql
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ _sent_lock = threading.Lock()  # cachetools' caches are not thread-safe
 
 def parts_to_store(
     *, workspace_id: int, parts: Mapping[bytes, str], now: datetime, skip_sent_lately: bool = False
-) -> hot_sql.Parts:
+) -> save_sql.Parts:
     """The parts a save stores, marked as used at `now` unless a save did within half the grace period.
     With `skip_sent_lately`, those this process sent within a quarter of the grace period are only named
     (`Parts.known`)."""
@@ -68,7 +68,7 @@ def parts_to_store(
         with _sent_lock:
             known = tuple(digest for digest in parts if _sent.get((workspace_id, digest), since) > since)
     texts = {digest: text for digest, text in parts.items() if digest not in known} if known else parts
-    return hot_sql.Parts(
+    return save_sql.Parts(
         workspace_id=workspace_id,
         texts=texts,
         used_at=now,
@@ -79,14 +79,14 @@ def parts_to_store(
     )
 
 
-def parts_sent(parts: hot_sql.Parts) -> None:
+def parts_sent(parts: save_sql.Parts) -> None:
     """Remember the parts a save's statement sent (call once it committed)."""
     with _sent_lock:
         for digest in parts.texts:
             _sent[parts.workspace_id, digest] = parts.used_at
 
 
-def parts_not_found(parts: hot_sql.Parts) -> None:
+def parts_not_found(parts: save_sql.Parts) -> None:
     """A save's statement wrote nothing (some part it only named may be gone): the next one sends them."""
     with _sent_lock:
         for digest in parts.known:
@@ -101,7 +101,7 @@ def forget_sent_parts() -> None:
 
 def store_parts(*, workspace_id: int, parts: Mapping[bytes, str], now: datetime) -> None:
     """Store the parts and mark them as used by a save at `now` (for writers other than a save's insert)."""
-    hot_sql.store_parts(parts_to_store(workspace_id=workspace_id, parts=parts, now=now))
+    save_sql.store_parts(parts_to_store(workspace_id=workspace_id, parts=parts, now=now))
 
 
 @contextmanager
