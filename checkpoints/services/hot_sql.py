@@ -24,6 +24,7 @@ from psycopg.pq import Format
 from checkpoints import packing
 from checkpoints.models import Checkpoint, Message, PendingWrite, StoredValue, Thread
 from checkpoints.models.value import put_parts_back, unpack
+from checkpoints.parts import enabled
 
 M = TypeVar("M", bound=models.Model)
 
@@ -249,7 +250,7 @@ def cursor() -> Any:
     tests capturing queries) Django's own cursor runs them, so the log shows each one whole, ready to
     EXPLAIN."""
     db = connections[DEFAULT_DB_ALIAS]  # once: each `django.db.connection.x` looks up the thread's connection
-    if db.vendor != "postgresql" or db.queries_logged:
+    if db.vendor != "postgresql" or db.queries_logged or not enabled("prepared_statements"):
         return db.cursor()
     db.close_if_health_check_failed()
     db.ensure_connection()
