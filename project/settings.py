@@ -16,6 +16,8 @@ import environ
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
+from checkpoints.parts import disabled_parts
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
@@ -226,6 +228,9 @@ CAIRN_THROTTLE_RATE = env.str("CAIRN_THROTTLE_RATE", default="6000/min")
 # How long a process trusts a remembered API key without reloading it. Changes made through Cairn apply at
 # once on every process; this bounds changes written around it (raw SQL). docs/api/index.md.
 CAIRN_API_KEY_CACHE_SECONDS = env.float("CAIRN_API_KEY_CACHE_SECONDS", default=30.0)
+# Performance parts turned off, for the benchmark's A/B runs only (docs/architecture.md, "The rent of each
+# part"): each then takes the plain path it replaces.
+CAIRN_DISABLED_PARTS = disabled_parts(env.str("CAIRN_DISABLED_PARTS", default=""))
 # Sign-in throttle (dashboard and admin): this many failures per username or client address lock it for the
 # rest of the window.
 CAIRN_LOGIN_MAX_FAILURES = env.int("CAIRN_LOGIN_MAX_FAILURES", default=10)

@@ -49,6 +49,18 @@ def _fresh_cache() -> Iterator[None]:
     yield
 
 
+@pytest.fixture(params=[True, False], ids=["part-on", "part-off"])
+def part_on_and_off(request: pytest.FixtureRequest, settings: Any) -> bool:
+    """Runs a test with its module's performance PART on, then off (checkpoints.parts): the plain path must
+    give the same answers. Tests marked `needs_part` pin the part's own effect and run only with it on."""
+    on: bool = request.param
+    if not on:
+        if request.node.get_closest_marker("needs_part"):
+            pytest.skip("pins the part's own effect")
+        settings.CAIRN_DISABLED_PARTS = frozenset({request.module.PART})
+    return on
+
+
 class ApiClient(APIClient):
     """APIClient that knows its key and workspace (JSON is the default format, see settings)."""
 

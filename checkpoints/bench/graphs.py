@@ -251,3 +251,17 @@ def bench_storage(
     """Bytes a `turns`-turn conversation occupies with each saver (run first, on a fresh database)."""
     log(f"  storage: a {turns}-turn conversation with each saver")
     return asyncio.run(_storage_all(database_url, base_url, api_key, turns))
+
+
+async def _cairn_steps(base_url: str, api_key: str, steps: int, runs: int) -> Sample:
+    cairn = AsyncCairnSaver(base_url, api_key)
+    try:
+        await _run_steps(cairn, steps, 1)  # connections and imports outside the clock
+        return await _run_steps(cairn, steps, runs)
+    finally:
+        await cairn.aclose()
+
+
+def bench_cairn_steps(*, base_url: str, api_key: str, steps: int, runs: int) -> dict[str, Any]:
+    """Per-step time of an N-step graph with AsyncCairnSaver alone (the A/B runs of checkpoints.bench.ab)."""
+    return _per_step(asyncio.run(_cairn_steps(base_url, api_key, steps, runs)), steps)

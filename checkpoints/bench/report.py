@@ -281,6 +281,42 @@ def sweep_lines(sweep: dict[str, Any]) -> list[str]:
     ]
 
 
+def ab_lines(ab: dict[str, Any]) -> list[str]:
+    headers = [
+        "part",
+        "size",
+        "clients",
+        "op",
+        "metric",
+        "on, by round",
+        "off, by round",
+        "on",
+        "off",
+        "saved",
+    ]
+    body = [
+        [
+            part,
+            line["size"],
+            line["clients"],
+            line["op"],
+            line["metric"],
+            " ".join(str(value) for value in line["on"]),
+            " ".join(str(value) for value in line["off"]),
+            line["on_median"],
+            line["off_median"],
+            _pct(line["saved_pct"]),
+        ]
+        for part, measured in ab["parts"].items()
+        for line in measured["summary"]
+    ]
+    return [
+        f"Each part on and off in turns, {ab['rounds']} round(s) each (medians; saved = share of the plain "
+        "path's time per request)",
+        *_table(headers, body),
+    ]
+
+
 def render(results: dict[str, Any]) -> str:
     """Every section present in `results`, as plain-text tables."""
     parts: list[list[str]] = [
@@ -299,6 +335,8 @@ def render(results: dict[str, Any]) -> str:
         parts.append(saves_lines(results["saves"]))
         if all("floor" in row for row in results["saves"]):
             parts.append(floor_lines(results["saves"]))
+    if "ab" in results:
+        parts.append(ab_lines(results["ab"]))
     if "layers" in results:
         parts.append(layers_lines(results["layers"]))
     if "profile" in results:

@@ -15,7 +15,7 @@ from typing import Any
 
 import psycopg
 
-from checkpoints.bench import graphs, layers, profiling, saves, scale, server, sweep
+from checkpoints.bench import ab, graphs, layers, profiling, saves, scale, server, sweep
 from checkpoints.bench.saves import ApiClients, SaveCase
 
 SECTIONS = ("storage", "langgraph", "saves", "layers", "profile", "scale", "sweep")
@@ -58,6 +58,9 @@ class BenchConfig:
     profile_requests: int = 300
     layer_requests: int = 1000
     sections: tuple[str, ...] = SECTIONS
+    ab_parts: tuple[str, ...] = ()  # --ab: these parts on and off in turns, instead of the sections
+    ab_rounds: int = 2
+    quick_run: bool = False
 
     @classmethod
     def quick(cls, **overrides: Any) -> BenchConfig:
@@ -76,6 +79,7 @@ class BenchConfig:
             "sweep_idle_seconds": 1.0,
             "profile_requests": 30,
             "layer_requests": 20,
+            "quick_run": True,
         }
         values.update(overrides)
         return cls(**values)
@@ -124,7 +128,7 @@ def run(
                 log(f"gunicorn ({config.workers} workers) at {web.url}")
                 results["servers"] = {"cairn": shlex.join(web.argv()[2:])}
                 floor = None
-                if {"saves", "layers"} & set(config.sections):
+                if {"saves", "layers"} & set(config.sections) or config.ab_parts:
                     # Served alongside Cairn; the saves and layers sections drive one of them at a time.
                     floor = servers.enter_context(
                         server.Gunicorn(stack, workers=config.workers, app=FLOOR_APP)
@@ -180,6 +184,17 @@ def _sections(
     if "saves" in config.sections and floor is not None:
         results["saves"] = saves.bench_saves(
             api=api, floor_url=floor.url, database_url=database_url, cases=config.save_cases, log=log
+        )
+    if config.ab_parts and floor is not None:
+        results["ab"] = ab.bench_ab(
+            stack=stack,
+            workers=config.workers,
+            api_key=api.api_key,
+            floor_url=floor.url,
+            parts=config.ab_parts,
+            rounds=config.ab_rounds,
+            quick=config.quick_run,
+            log=log,
         )
     if "layers" in config.sections and floor is not None:
         results["layers"] = layers.bench_layers(

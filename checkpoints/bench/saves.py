@@ -118,7 +118,7 @@ def _http_case(
     return save, restore
 
 
-def _api_case(api: ApiClients, case: SaveCase, body: bytes, tag: str) -> tuple[Sample, Sample]:
+def api_case(api: ApiClients, case: SaveCase, body: bytes, tag: str) -> tuple[Sample, Sample]:
     return _closing_case(
         [api.client() for _ in range(case.clients)],
         case,
@@ -129,7 +129,24 @@ def _api_case(api: ApiClients, case: SaveCase, body: bytes, tag: str) -> tuple[S
     )
 
 
-def _floor_case(base_url: str, case: SaveCase, body: bytes, tag: str) -> tuple[Sample, Sample]:
+def state_case(api: ApiClients, case: SaveCase, tag: str) -> Sample:
+    """`GET state/` of the threads `api_case` saved into under `tag` (their head), each client on its own."""
+    http = [api.client() for _ in range(case.clients)]
+
+    def state_op(index: int) -> Operation:
+        def op(_n: int) -> None:
+            _expect(http[index].get(f"threads/{tag}-{index}/state/"), 200)
+
+        return op
+
+    try:
+        return run_clients(case.clients, case.operations, state_op)
+    finally:
+        for client in http:
+            client.close()
+
+
+def floor_case(base_url: str, case: SaveCase, body: bytes, tag: str) -> tuple[Sample, Sample]:
     headers = {"Content-Type": "application/json"}
     return _closing_case(
         [httpx.Client(base_url=base_url, headers=headers, timeout=120) for _ in range(case.clients)],
@@ -201,8 +218,8 @@ def warm_up(api: ApiClients, floor_url: str, database_url: str, clients: int) ->
     PostgreSQL's job (autovacuum), and a benchmark database is younger than autovacuum's first visit."""
     case = SaveCase(size=2048, clients=clients, operations=5)
     text, body = request_payload(2048)
-    _api_case(api, case, body, "warmup")
-    _floor_case(floor_url, case, body, "warmup")
+    api_case(api, case, body, "warmup")
+    floor_case(floor_url, case, body, "warmup")
     _raw_case(database_url, case, text, "warmup")
     with psycopg.connect(database_url, autocommit=True) as conn:
         conn.execute("ANALYZE")
@@ -265,8 +282,8 @@ def bench_saves(
         log(f"  saves: {human_size(case.size)} x {case.clients} client(s) x {case.operations} ops")
         turns: dict[str, list[tuple[Sample, Sample]]] = {"api": [], "floor": [], "raw": []}
         for part in _rounds(case):
-            turns["api"].append(_api_case(api, part, body, tag))
-            turns["floor"].append(_floor_case(floor_url, part, body, tag))
+            turns["api"].append(api_case(api, part, body, tag))
+            turns["floor"].append(floor_case(floor_url, part, body, tag))
             turns["raw"].append(_raw_case(database_url, part, text, tag))
         saved = {side: _merged([save for save, _ in pairs]) for side, pairs in turns.items()}
         restored = {side: _merged([restore for _, restore in pairs]) for side, pairs in turns.items()}

@@ -31,6 +31,7 @@ from django.db import transaction
 
 from checkpoints.cache import CacheUnavailable, count_hit
 from checkpoints.models import ApiKey
+from checkpoints.parts import enabled
 from checkpoints.pushed import PushedValue
 
 GENERATION_KEY = "apikeys:generation"
@@ -83,6 +84,8 @@ def api_key_cached(prefix: str, *, secret_hash: str, count_in: WindowOf | None =
     that reads the generation) and left on the returned key as `window_hits` (the throttle's count, without
     a round trip of its own).
     """
+    if not enabled("api_key_cache"):
+        return ApiKey.objects.select_related("workspace").filter(prefix=prefix).first()
     entry = _entries.get(prefix)
     hits = None
     generation = _pushed_generation.current()

@@ -17,6 +17,8 @@ import psycopg
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from psycopg.pq import Format
 
+from checkpoints.parts import enabled
+
 TIMESTAMPTZ = "timestamptz"
 TIMESTAMPTZ_OID = psycopg.adapters.types[TIMESTAMPTZ].oid
 
@@ -35,7 +37,7 @@ def cursor() -> Any:
     tests capturing queries) Django's own cursor runs them, so the log shows each one whole, ready to
     EXPLAIN."""
     db = connections[DEFAULT_DB_ALIAS]  # once: each `django.db.connection.x` looks up the thread's connection
-    if db.vendor != "postgresql" or db.queries_logged:
+    if db.vendor != "postgresql" or db.queries_logged or not enabled("prepared_statements"):
         return db.cursor()
     db.close_if_health_check_failed()
     db.ensure_connection()

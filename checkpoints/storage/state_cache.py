@@ -19,6 +19,7 @@ from django.core.cache import cache
 
 from checkpoints.after_response import after_response
 from checkpoints.models import Checkpoint, Thread
+from checkpoints.parts import enabled
 from checkpoints.services.checkpoint_reads import checkpoint_head
 
 HEAD_CACHE_SECONDS = 3600
@@ -45,6 +46,8 @@ def head_cache_get(thread: Thread, namespace: str, now: datetime) -> Checkpoint 
 def head_read_through(thread: Thread, namespace: str, now: datetime) -> Checkpoint | None:
     """The head of `namespace` (None: no readable checkpoint): the cached one, else the database's, which
     is then remembered for the thread's current version."""
+    if not enabled("head_cache"):
+        return checkpoint_head(thread=thread, namespace=namespace, now=now)
     head = head_cache_get(thread, namespace, now)
     if head is None:
         head = checkpoint_head(thread=thread, namespace=namespace, now=now)

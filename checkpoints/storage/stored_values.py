@@ -40,6 +40,7 @@ from checkpoints.models import Checkpoint, StoredValue, Workspace
 from checkpoints.models.thread import ByteLength
 from checkpoints.models.value import PACKED_FIELDS
 from checkpoints.packing import MARK, PACK_MIN, Packed, digests, pack
+from checkpoints.parts import enabled
 from checkpoints.storage import save_sql
 
 logger = logging.getLogger(__name__)
@@ -63,7 +64,7 @@ def parts_to_store(
     With `skip_sent_lately`, those this process sent within a quarter of the grace period are only named
     (`Parts.known`)."""
     known: tuple[bytes, ...] = ()
-    if skip_sent_lately:
+    if skip_sent_lately and enabled("sent_parts"):
         since = now - grace() / 4
         with _sent_lock:
             known = tuple(digest for digest in parts if _sent.get((workspace_id, digest), since) > since)

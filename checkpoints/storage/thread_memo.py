@@ -24,6 +24,7 @@ from typing import TypeVar
 from cachetools import LRUCache
 
 from checkpoints.models import Checkpoint, Thread
+from checkpoints.parts import enabled
 
 M = TypeVar("M", Thread, Checkpoint)
 
@@ -66,6 +67,8 @@ def _part(instance: M, attnames: list[str]) -> M:
 
 
 def recall(workspace_pk: int, thread_id: str, namespace: str) -> Remembered | None:
+    if not enabled("thread_memo"):
+        return None
     with _lock:
         return _memo.get((workspace_pk, thread_id, namespace))
 
@@ -98,6 +101,8 @@ def remember_append(memo: Appended) -> None:
 
 
 def recall_append(workspace_pk: int, thread_id: str) -> Appended | None:
+    if not enabled("thread_memo"):
+        return None
     with _lock:
         return _appended.get((workspace_pk, thread_id))
 

@@ -13,9 +13,13 @@ import select
 
 from django.db.backends.postgresql import base
 
+from checkpoints.parts import enabled
+
 
 class DatabaseWrapper(base.DatabaseWrapper):
     def is_usable(self) -> bool:
+        if not enabled("quiet_health_check"):
+            return bool(super().is_usable())
         if self.connection is None or self.connection.closed:
             return False
         try:

@@ -26,7 +26,11 @@ from tests.conftest import USING_POSTGRES, USING_REDIS, ApiClient
 URL = "/api/v1/threads/t1/checkpoints/"
 LIST = "/api/v1/checkpoints/"
 
+pytestmark = pytest.mark.usefixtures("part_on_and_off")
+PART = "api_key_cache"  # run on and off: checkpoints.parts
 
+
+@pytest.mark.needs_part
 @pytest.mark.django_db
 def test_a_key_is_read_once_then_remembered(
     api: ApiClient, django_assert_num_queries: Callable[..., Any]
@@ -95,6 +99,7 @@ def test_without_the_shared_cache_every_request_reads_the_key(
     assert api.post(URL, {"agent_id": "a", "state": {}}).status_code == 403
 
 
+@pytest.mark.needs_part
 @pytest.mark.django_db
 def test_a_change_written_around_cairn_is_seen_within_the_bound(api: ApiClient, settings: Any) -> None:
     assert api.post(URL, {"agent_id": "a", "state": {}}).status_code == 201
@@ -121,7 +126,7 @@ def served(tmp_path: Path) -> Iterator[tuple[Stack, Gunicorn, str]]:
 
 def two_workers(test: Callable[..., None]) -> Callable[..., None]:
     """A test that serves two gunicorn workers (`served`): slow, and only on PostgreSQL and Redis."""
-    slow = pytest.mark.slow(test)
+    slow = pytest.mark.needs_part(pytest.mark.slow(test))  # the children run with every part on
     return pytest.mark.skipif(not (USING_POSTGRES and USING_REDIS), reason="needs PostgreSQL and Redis")(slow)
 
 

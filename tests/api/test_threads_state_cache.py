@@ -17,11 +17,13 @@ from django.utils import timezone
 
 from checkpoints.cache import ResilientRedisCache
 from checkpoints.models import Checkpoint, Thread
+from checkpoints.parts import enabled
 from checkpoints.services.checkpoints import checkpoints_tombstone
 from checkpoints.storage.state_cache import head_cache_get
 from tests.conftest import ApiClient
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("part_on_and_off")]
+PART = "head_cache"  # run on and off: checkpoints.parts
 
 THREADS = "/api/v1/threads/"
 STATE = f"{THREADS}t1/state/"
@@ -60,7 +62,7 @@ def warm(api: ApiClient, thread_id: str = "t1") -> dict[str, Any]:
     response = api.get(f"{THREADS}{thread_id}/state/")
     assert response.status_code == 200, response.json()
     thread = Thread.objects.get(workspace=api.workspace, thread_id=thread_id)
-    assert head_cache_get(thread, "", timezone.now()) is not None
+    assert (head_cache_get(thread, "", timezone.now()) is not None) is enabled("head_cache")
     return dict(response.json())
 
 
@@ -69,6 +71,7 @@ def head(api: ApiClient, thread_id: str = "t1") -> Any:
     return response.json()["checkpoint_id"] if response.status_code == 200 else response.status_code
 
 
+@pytest.mark.needs_part
 def test_it_serves_a_warm_head_from_the_cache(
     state_cache: str, api: ApiClient, django_assert_num_queries: Any
 ) -> None:

@@ -53,6 +53,7 @@ def test_it_refuses_to_use_the_configured_database_as_its_own(settings: Settings
         ("--scale-sizes", "ten", "comma list of row counts"),
         ("--workers", "0", "at least 1"),
         ("--sweep-rows", "5", "at least 100"),
+        ("--ab", "thread_memo,nope", "unknown: nope"),
     ],
 )
 def test_it_refuses_bad_options_before_touching_anything(
@@ -61,6 +62,15 @@ def test_it_refuses_bad_options_before_touching_anything(
     settings.DATABASE_URL, settings.REDIS_URL = "postgres://postgres@127.0.0.1/cairn", "redis://127.0.0.1/0"
     with pytest.raises(CommandError, match=message):
         call_command("bench", option, value)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"), [(["--only", "saves"], "leave out --only"), (["--rounds", "0"], "at least 1")]
+)
+def test_it_refuses_ab_runs_it_cannot_make(settings: SettingsWrapper, extra: list[str], message: str) -> None:
+    settings.DATABASE_URL, settings.REDIS_URL = "postgres://postgres@127.0.0.1/cairn", "redis://127.0.0.1/0"
+    with pytest.raises(CommandError, match=message):
+        call_command("bench", "--ab", "thread_memo", *extra)
 
 
 def test_it_computes_nearest_rank_percentiles() -> None:
@@ -89,24 +99,30 @@ def test_it_runs_every_client_for_every_operation_and_reraises_a_failure() -> No
         run_clients(2, 5, failing)
 
 
+def bench(tmp_path: Path, *options: str) -> tuple[str, str]:
+    """`manage.py bench --quick <options>` on a database of its own: its output and that database's name."""
+    bench_db = f"{database_name(os.environ['DATABASE_URL']) or 'cairn'}_benchsmoke_{uuid.uuid4().hex[:8]}"
+    env = {**os.environ, "SECRET_KEY": "bench-smoke-test", "PYTHONPATH": str(REPO)}
+    result = subprocess.run(
+        [sys.executable, str(REPO / "manage.py"), "bench", "--quick", *options, "--database", bench_db,
+         "--output", str(tmp_path)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout, bench_db
+
+
 @pytest.mark.postgres
 @pytest.mark.redis
 @pytest.mark.slow
 def test_it_measures_every_section_in_a_quick_run(tmp_path: Path) -> None:
     server_url = os.environ["DATABASE_URL"]
-    bench_db = f"{database_name(server_url) or 'cairn'}_benchsmoke_{uuid.uuid4().hex[:8]}"
-    env = {**os.environ, "SECRET_KEY": "bench-smoke-test", "PYTHONPATH": str(REPO)}
-    result = subprocess.run(
-        [sys.executable, str(REPO / "manage.py"), "bench", "--quick", "--database", bench_db,
-         "--output", str(tmp_path)],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stdout + result.stderr
+    stdout, bench_db = bench(tmp_path)
     for title in ("HTTP API vs raw psycopg", "against the floor", "One request in-process",
                   "AsyncPostgresSaver", "Storage of a 10-turn conversation",
                   "Read paths at 1,000 and 3,000 rows", "while a sweep tombstones 2,000",
                   "Each layer of a served request"):  # fmt: skip
-        assert title in result.stdout, result.stdout
+        assert title in stdout, stdout
     results = json.loads((tmp_path / "latest.json").read_text())
     assert results["command"].startswith("manage.py bench --quick")
 
@@ -178,3 +194,37 @@ def test_it_measures_every_section_in_a_quick_run(tmp_path: Path) -> None:
     with psycopg.connect(with_database(server_url, "postgres")) as conn:
         row = conn.execute("SELECT count(*) FROM pg_database WHERE datname = %s", (bench_db,)).fetchone()
     assert row == (0,)
+
+
+@pytest.mark.postgres
+@pytest.mark.redis
+@pytest.mark.slow
+def test_it_measures_a_part_on_and_off_in_turns(tmp_path: Path) -> None:
+    stdout, _ = bench(tmp_path, "--ab", "thread_memo")
+    assert "Each part on and off in turns, 2 round(s) each" in stdout, stdout
+    results = json.loads((tmp_path / "latest.json").read_text())
+    assert set(results) >= {"ab", "servers"} and not {"saves", "layers", "langgraph"} & set(results)
+    measured = results["ab"]["parts"]["thread_memo"]
+    assert measured["plain_path"].startswith("a save or append reads its thread first")
+    # ABAB: the part on, then off, in each round.
+    assert [(turn["round"], turn["variant"]) for turn in measured["turns"]] == [
+        (1, "on"), (1, "off"), (2, "on"), (2, "off"),
+    ]  # fmt: skip
+    for turn in measured["turns"]:
+        assert [(row["size"], row["clients"], row["op"]) for row in turn["rows"]] == [
+            ("2 KB", 1, "save"), ("2 KB", 1, "restore"), ("2 KB", 1, "state"),
+            ("2 KB", 16, "save"), ("2 KB", 16, "restore"),
+            ("100 KB", 1, "save"), ("100 KB", 1, "restore"),
+        ]  # fmt: skip
+        assert all(row["api"]["n"] > 0 and row["api"]["p50_ms"] > 0 for row in turn["rows"])
+        assert all(row["floor_ratio_p50"] > 0 for row in turn["rows"] if row["op"] != "state")
+        assert turn["langgraph_per_step_ms"] > 0
+    summary = measured["summary"]
+    assert [line["op"] for line in summary][-1] == "langgraph step"
+    for line in summary:
+        assert len(line["on"]) == len(line["off"]) == len(line["saved_pct_by_round"]) == 2
+        expected = (
+            "ops_per_s" if line["clients"] == 16 else "per_step_ms" if line["size"] == "-" else "p50_ms"
+        )
+        assert line["metric"] == expected
+        assert line["on_median"] > 0 and line["off_median"] > 0 and isinstance(line["saved_pct"], float)

@@ -16,7 +16,12 @@ from tests.concurrency.test_state_race import client_like
 from tests.concurrency.test_thread_memo import assert_idle_ttl_applied, in_another_process
 from tests.conftest import ApiClient
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("part_on_and_off"),
+]
+PART = "thread_memo"  # run on and off: checkpoints.parts
 
 WRITE = "WITH touched AS (UPDATE"
 
@@ -27,6 +32,7 @@ def append(api: ApiClient, *contents: str, query: str = "", **fields: str) -> li
     return [m["seq"] for m in response.json()["results"]]
 
 
+@pytest.mark.needs_part
 def test_an_append_to_the_thread_this_process_appended_to_last_is_one_statement(api: ApiClient) -> None:
     append(api, "first")  # creates the thread (locked), then remembers it
     with statements() as seen:
@@ -43,6 +49,7 @@ def test_an_append_to_the_thread_this_process_appended_to_last_is_one_statement(
     assert thread.last_message_seq == 4 and thread.updated_at == stored[-1][2]
 
 
+@pytest.mark.needs_part
 def test_an_append_after_another_process_appended_reads_and_numbers_after_it(api: ApiClient) -> None:
     append(api, "first")
     with in_another_process():
@@ -62,6 +69,7 @@ def test_an_append_after_another_process_appended_reads_and_numbers_after_it(api
     assert len(seen) == 1
 
 
+@pytest.mark.needs_part
 def test_a_save_since_the_last_append_leaves_the_memo_good(api: ApiClient) -> None:
     append(api, "first")
     with in_another_process():
@@ -128,6 +136,7 @@ def test_a_retry_of_a_stored_message_id_runs_again_locked_and_writes_nothing(api
     assert [content for _, content, _ in stored_in_order()] == ["first", "once"]
 
 
+@pytest.mark.needs_part
 def test_each_thread_is_remembered_on_its_own(api: ApiClient) -> None:
     append(api, "first")
     other = api.post("/api/v1/threads/t2/messages/", say("elsewhere"))

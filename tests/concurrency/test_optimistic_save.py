@@ -24,7 +24,12 @@ from tests.concurrency.runner import run_concurrently
 from tests.concurrency.test_state_race import client_like
 from tests.conftest import ApiClient
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("part_on_and_off"),
+]
+PART = "prepared_statements"  # run on and off: checkpoints.parts
 
 CPS = "/api/v1/threads/t1/checkpoints/"
 

@@ -24,7 +24,12 @@ from tests.concurrency.test_optimistic_save import statements
 from tests.conftest import ApiClient
 from tests.storage.test_stored_values import chat, restore, save, stored_state_in
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("part_on_and_off"),
+]
+PART = "sent_parts"  # run on and off: checkpoints.parts
 
 GRACE = timedelta(seconds=settings.CAIRN_VALUE_GRACE_SECONDS)
 
@@ -53,6 +58,7 @@ def small_save(api: ApiClient, thread: str) -> None:
     save(api, {"n": 0}, thread=thread)
 
 
+@pytest.mark.needs_part
 def test_a_save_sends_only_the_parts_its_process_has_not_sent_lately(
     api: ApiClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -72,6 +78,7 @@ def test_a_save_sends_only_the_parts_its_process_has_not_sent_lately(
     assert restore(api, second["checkpoint_id"]).json()["state"] == chat(41)
 
 
+@pytest.mark.needs_part
 def test_a_part_gone_behind_the_memos_back_is_sent_again(
     api: ApiClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -89,6 +96,7 @@ def test_a_part_gone_behind_the_memos_back_is_sent_again(
     assert restore(api, created["checkpoint_id"], thread="b").json()["state"] == chat(40)
 
 
+@pytest.mark.needs_part
 def test_a_statement_that_runs_past_its_deadline_writes_nothing_and_the_save_sends_the_parts(
     api: ApiClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -119,6 +127,7 @@ def sent_ago(age: timedelta) -> datetime:
     return when
 
 
+@pytest.mark.needs_part
 def test_parts_sent_a_quarter_grace_period_ago_are_sent_again_and_marked_used(
     api: ApiClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -137,6 +146,7 @@ def test_parts_sent_a_quarter_grace_period_ago_are_sent_again_and_marked_used(
     assert restore(api, created["checkpoint_id"]).json()["state"] == chat(40)
 
 
+@pytest.mark.needs_part
 def test_the_collector_cannot_take_a_part_a_save_named_without_sending_it(
     api: ApiClient, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:

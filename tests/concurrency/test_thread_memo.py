@@ -19,7 +19,12 @@ from tests.concurrency.test_optimistic_save import CPS, statements, task_writes
 from tests.concurrency.test_state_race import client_like
 from tests.conftest import ApiClient
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("part_on_and_off"),
+]
+PART = "thread_memo"  # run on and off: checkpoints.parts
 
 WRITE = "WITH touched AS (UPDATE"
 
@@ -44,6 +49,7 @@ def first_save(api: ApiClient) -> str:
     return save(api, "first", state={"n": 0})
 
 
+@pytest.mark.needs_part
 def test_a_save_on_the_thread_this_process_saved_into_last_is_one_statement(api: ApiClient) -> None:
     first_save(api)
     with statements() as seen:
@@ -55,6 +61,7 @@ def test_a_save_on_the_thread_this_process_saved_into_last_is_one_statement(api:
     assert Thread.objects.get(thread_id="t1").state_version == 2
 
 
+@pytest.mark.needs_part
 def test_a_save_after_another_process_saved_reads_the_head_and_keeps_the_lineage(api: ApiClient) -> None:
     first_save(api)
     with in_another_process():

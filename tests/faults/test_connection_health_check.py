@@ -11,7 +11,12 @@ import pytest
 from django.conf import settings
 from django.db import connection, connections
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("part_on_and_off"),
+]
+PART = "quiet_health_check"  # run on and off: checkpoints.parts
 
 
 def test_the_production_database_settings_use_the_backend_with_the_quiet_health_check() -> None:
@@ -20,6 +25,7 @@ def test_the_production_database_settings_use_the_backend_with_the_quiet_health_
     assert type(connections["default"]).__module__ == "project.postgresql.base"
 
 
+@pytest.mark.needs_part
 def test_a_quiet_connection_passes_the_health_check_without_a_round_trip() -> None:
     connection.ensure_connection()
     raw = connection.connection

@@ -12,7 +12,8 @@ from django.db import connection, models
 from checkpoints.models import Checkpoint, Thread, Workspace
 from checkpoints.storage.model_rows import adapted, model_fields, preparation
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("part_on_and_off")]
+PART = "prepared_statements"  # run on and off: checkpoints.parts
 
 
 def prepared_by_django(instance: models.Model, fields: list[models.Field[Any, Any]]) -> list[Any]:

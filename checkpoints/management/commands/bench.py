@@ -1,7 +1,8 @@
 """`manage.py bench [--quick] [--workers N] [--only SECTIONS] ...`: Cairn measured against raw PostgreSQL, a
 framework-less WSGI floor and LangGraph's AsyncPostgresSaver, on the production setup (the Procfile's
 gunicorn, PostgreSQL, Redis), what each layer of a served request costs (Django, DRF, Cairn's own work), and
-an in-process profile of one save and one restore. See checkpoints.bench.
+an in-process profile of one save and one restore. See checkpoints.bench. `--ab PART[,PART...] [--rounds N]`
+measures instead what each performance part saves, with it on and off in turns (checkpoints.bench.ab).
 
 Prints the tables and writes `bench-results/bench-<timestamp>.json` (and `latest.json`).
 """
@@ -18,6 +19,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from checkpoints.bench import report, runner, server
+from checkpoints.parts import PARTS
 
 NEEDS_SERVICES = (
     "manage.py bench measures the production setup and needs both services: set DATABASE_URL=postgres://... "
@@ -44,6 +46,14 @@ def _sections(text: str) -> tuple[str, ...]:
     return sections
 
 
+def _parts(text: str) -> tuple[str, ...]:
+    parts = tuple(dict.fromkeys(p.strip() for p in text.split(",") if p.strip()))
+    unknown = sorted(set(parts) - PARTS.keys())
+    if unknown or not parts:
+        raise CommandError(f"--ab takes {', '.join(PARTS)}; unknown: {', '.join(unknown)}")
+    return parts
+
+
 def bench_config(options: dict[str, Any]) -> runner.BenchConfig:
     """The configuration the options ask for (CommandError on a bad value)."""
     overrides: dict[str, Any] = {}
@@ -53,6 +63,12 @@ def bench_config(options: dict[str, Any]) -> runner.BenchConfig:
         overrides["workers"] = options["workers"]
     if options["only"]:
         overrides["sections"] = _sections(options["only"])
+    if options["ab"]:
+        if options["only"]:
+            raise CommandError("--ab runs its own measurements; leave out --only.")
+        if options["rounds"] < 1:
+            raise CommandError("--rounds must be at least 1.")
+        overrides.update(sections=(), ab_parts=_parts(options["ab"]), ab_rounds=options["rounds"])
     if options["scale_sizes"]:
         overrides["scale_sizes"] = _sizes(options["scale_sizes"])
     if options["sweep_rows"] is not None:
@@ -71,6 +87,11 @@ class Command(BaseCommand):
         parser.add_argument("--quick", action="store_true", help="Every section at toy sizes (a smoke run).")
         parser.add_argument("--workers", type=int, help="gunicorn worker processes (default 4; --quick: 2).")
         parser.add_argument("--only", help=f"Comma list of sections to run: {', '.join(runner.SECTIONS)}.")
+        parser.add_argument(
+            "--ab",
+            help=f"Parts to measure on and off in turns, instead of the sections: {', '.join(PARTS)}.",
+        )
+        parser.add_argument("--rounds", type=int, default=2, help="--ab: turns with each part on and off.")
         parser.add_argument("--scale-sizes", help="Row counts for the read paths (default 10000,1000000).")
         parser.add_argument("--sweep-rows", type=int, help="Expired checkpoints to sweep (default 1000000).")
         parser.add_argument(
