@@ -1,13 +1,13 @@
 """LangGraph: the SDK's `AsyncCairnSaver` (over HTTP) against LangGraph's `AsyncPostgresSaver` (direct
-psycopg) on the same PostgreSQL, and the storage each needs for one conversation.
+psycopg) on the same PostgreSQL.
 
 - Steps: a graph whose node appends an AI message and updates a small working memory, looping for N
   super-steps (LangGraph saves a checkpoint and the task's writes at every one), run with `ainvoke` on a
   fresh thread each time. Reported per graph step, next to the same graph without any checkpointer
   (LangGraph's own cost, which every saver pays).
-- Storage: a chat graph (a human message in, an AI answer out) run for N turns on one thread; bytes are the
-  growth of `pg_total_relation_size` of each saver's tables (heap, TOAST and indexes), plus the bytes of
-  the stored values themselves.
+- Turns: a chat graph (a human message in, an AI answer out) run for N turns on one thread with each saver.
+
+The bytes each saver stores are measured apart, each on a database of its own: `checkpoints.bench.storage`.
 """
 
 from __future__ import annotations
@@ -16,10 +16,8 @@ import asyncio
 import random
 import time
 import uuid
-from collections.abc import Callable, Sequence
 from typing import Annotated, Any, TypedDict
 
-import psycopg
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
@@ -29,14 +27,6 @@ from langgraph.graph.message import add_messages
 from checkpoints.bench.payloads import sentence
 from checkpoints.bench.stats import Sample
 from checkpoints.sdk.langgraph import AsyncCairnSaver
-
-CAIRN_TABLES = (
-    "checkpoints_checkpoint",
-    "checkpoints_pendingwrite",
-    "checkpoints_thread",
-    "checkpoints_storedvalue",
-)
-LANGGRAPH_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 
 
 class StepState(TypedDict):
@@ -163,94 +153,6 @@ def bench_graph_steps(
     """Per-step time of an N-step graph with no saver, AsyncPostgresSaver and AsyncCairnSaver; and the
     time of each turn of a conversation with either saver."""
     return asyncio.run(_steps_all(database_url, base_url, api_key, steps, runs, turns))
-
-
-def relation_bytes(database_url: str, tables: Sequence[str]) -> int:
-    """pg_total_relation_size summed over `tables` (heap + TOAST + indexes); missing tables count 0."""
-    with psycopg.connect(database_url) as conn:
-        total = 0
-        for table in tables:
-            row = conn.execute("SELECT pg_total_relation_size(to_regclass(%s))", (table,)).fetchone()
-            total += int(row[0] or 0) if row else 0
-        return total
-
-
-def _value_bytes(database_url: str, query: str, params: dict[str, str]) -> int:
-    with psycopg.connect(database_url) as conn:
-        row = conn.execute(query, params).fetchone()
-        return int(row[0] or 0) if row else 0
-
-
-async def _chat(saver: BaseCheckpointSaver[Any], thread_id: str, turns: int) -> None:
-    graph = chat_graph().compile(checkpointer=saver)
-    rng = random.Random(11)  # nosec B311 # seeded generator for reproducible benchmark data, not a secret
-    config: Any = {"configurable": {"thread_id": thread_id}}
-    for _ in range(turns):
-        await graph.ainvoke({"messages": [HumanMessage(content=sentence(rng, 25))]}, config)
-
-
-def _storage_used(
-    database_url: str, tables: tuple[str, ...], before: int, thread_id: str, *, value_sql: str, count_sql: str
-) -> dict[str, Any]:
-    """What one saver's chat took: relation growth since `before`, payload bytes and checkpoints of the
-    thread (both queries take the thread id as `%(thread)s`)."""
-    params = {"thread": thread_id}
-    return {
-        "relation_bytes": relation_bytes(database_url, tables) - before,
-        "value_bytes": _value_bytes(database_url, value_sql, params),
-        "checkpoints": _value_bytes(database_url, count_sql, params),
-        "tables": list(tables),
-    }
-
-
-async def _storage_all(database_url: str, base_url: str, api_key: str, turns: int) -> dict[str, Any]:
-    results: dict[str, Any] = {"turns": turns}
-    thread_id = f"chat-{uuid.uuid4().hex}"
-    before = relation_bytes(database_url, CAIRN_TABLES)
-    cairn = AsyncCairnSaver(base_url, api_key)
-    try:
-        await _chat(cairn, thread_id, turns)
-    finally:
-        await cairn.aclose()
-    results["cairn"] = _storage_used(
-        database_url,
-        CAIRN_TABLES,
-        before,
-        thread_id,
-        # Logical payload bytes: the documents whole (size_bytes), whether stored whole or packed.
-        value_sql="SELECT coalesce(sum(c.size_bytes), 0) + coalesce((SELECT sum(octet_length(w.value)) "
-        "FROM checkpoints_pendingwrite w JOIN checkpoints_thread t2 ON t2.id = w.thread_id "
-        "WHERE t2.thread_id = %(thread)s), 0) FROM checkpoints_checkpoint c "
-        "JOIN checkpoints_thread t ON t.id = c.thread_id WHERE t.thread_id = %(thread)s",
-        count_sql="SELECT count(*) FROM checkpoints_checkpoint c JOIN checkpoints_thread t "
-        "ON t.id = c.thread_id WHERE t.thread_id = %(thread)s",
-    )
-    async with AsyncPostgresSaver.from_conn_string(database_url) as postgres:
-        await postgres.setup()
-        before = relation_bytes(database_url, LANGGRAPH_TABLES)
-        await _chat(postgres, thread_id, turns)
-    results["postgres"] = _storage_used(
-        database_url,
-        LANGGRAPH_TABLES,
-        before,
-        thread_id,
-        value_sql="SELECT (SELECT coalesce(sum(octet_length(checkpoint::text) "
-        "+ octet_length(metadata::text)), 0) FROM checkpoints WHERE thread_id = %(thread)s) "
-        "+ (SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_blobs WHERE thread_id = %(thread)s) "
-        "+ (SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_writes WHERE thread_id = %(thread)s)",
-        count_sql="SELECT count(*) FROM checkpoints WHERE thread_id = %(thread)s",
-    )
-    pg, ours = results["postgres"]["relation_bytes"], results["cairn"]["relation_bytes"]
-    results["ratio_relation_bytes"] = round(ours / pg, 2) if pg else None
-    return results
-
-
-def bench_storage(
-    *, database_url: str, base_url: str, api_key: str, turns: int, log: Callable[[str], None]
-) -> dict[str, Any]:
-    """Bytes a `turns`-turn conversation occupies with each saver (run first, on a fresh database)."""
-    log(f"  storage: a {turns}-turn conversation with each saver")
-    return asyncio.run(_storage_all(database_url, base_url, api_key, turns))
 
 
 async def _cairn_steps(base_url: str, api_key: str, steps: int, runs: int) -> Sample:

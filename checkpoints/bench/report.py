@@ -7,6 +7,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+SAVERS = (("postgres", "AsyncPostgresSaver"), ("cairn", "AsyncCairnSaver"))
+
 
 def _table(headers: list[str], rows: list[list[Any]]) -> list[str]:
     cells = [[str(c) for c in row] for row in rows]
@@ -202,31 +204,46 @@ def _turns_lines(steps: dict[str, Any]) -> list[str]:
 
 
 def storage_lines(storage: dict[str, Any]) -> list[str]:
-    headers = ["saver", "checkpoints", "table bytes", "bytes/turn", "value bytes"]
-    turns = storage["turns"]
-    body = [
-        [
-            name,
-            storage[key]["checkpoints"],
-            f"{storage[key]['relation_bytes']:,}",
-            f"{storage[key]['relation_bytes'] // turns:,}",
-            f"{storage[key]['value_bytes']:,}",
-        ]
-        for key, name in (("postgres", "AsyncPostgresSaver"), ("cairn", "AsyncCairnSaver"))
+    """One conversation's bytes per turn with each saver, then where Cairn's bytes went (table, index)."""
+    headers = ["saver", "checkpoints", "relations B/turn", "WAL B/turn", "WAL this db B/turn", "dead tuples"]
+    headers += ["updates (HOT)", "floor B/turn"]
+    body = []
+    for key, name in SAVERS:
+        run = storage[key]
+        body.append(
+            [
+                name,
+                run["checkpoints"],
+                f"{run['relation_bytes_per_turn']:,}",
+                f"{run['wal_bytes_per_turn']:,}",
+                f"{run['wal_bytes_database_per_turn']:,}" if run["wal_bytes_database"] is not None else "-",
+                f"{run['dead_tuples']:,}",
+                f"{run['updates']:,} ({run['hot_updates']:,})",
+                f"{run['floor_bytes_per_turn']:,}",
+            ]
+        )
+    relations = [
+        [name, f"{size:,}", f"{size // storage['turns']:,}"]
+        for name, size in storage["cairn"]["relations"].items()
     ]
     return [
-        f"Storage of a {turns}-turn conversation (pg_total_relation_size growth: heap + TOAST + indexes)",
+        f"Storage of a {storage['turns']}-turn conversation, each saver alone on a fresh database",
         *_table(headers, body),
-        f"Cairn / PostgresSaver = {_ratio(storage['ratio_relation_bytes'])}",
+        f"Cairn / PostgresSaver: relations {_ratio(storage['ratio_relation_bytes'])}, "
+        f"WAL {_ratio(storage['ratio_wal_bytes'])}, "
+        f"WAL of its database {_ratio(storage['ratio_wal_bytes_database'])}",
+        f"({storage['note']})",
+        "Cairn's bytes by relation (heap, TOAST, index):",
+        *_table(["relation", "bytes", "B/turn"], relations),
     ]
 
 
 def storage_growth_lines(runs: list[dict[str, Any]]) -> list[str]:
     """Bytes per turn at each conversation length: flat for near-linear growth, rising for quadratic."""
-    lines = ["Storage growth, bytes per turn:"]
-    for key, name in (("postgres", "AsyncPostgresSaver"), ("cairn", "AsyncCairnSaver")):
+    lines = ["Storage growth, relation bytes per turn:"]
+    for key, name in SAVERS:
         per_turn = ", ".join(
-            f"{run[key]['relation_bytes'] // run['turns']:,} at {run['turns']} turns" for run in runs
+            f"{run[key]['relation_bytes_per_turn']:,} at {run['turns']} turns" for run in runs
         )
         lines.append(f"  {name}: {per_turn}")
     return lines

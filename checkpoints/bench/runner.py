@@ -15,7 +15,7 @@ from typing import Any
 
 import psycopg
 
-from checkpoints.bench import ab, graphs, layers, profiling, saves, scale, server, sweep
+from checkpoints.bench import ab, graphs, layers, profiling, saves, scale, server, storage, sweep
 from checkpoints.bench.saves import ApiClients, SaveCase
 
 SECTIONS = ("storage", "langgraph", "saves", "layers", "profile", "scale", "sweep")
@@ -113,11 +113,49 @@ def run(
         },
         "config": {**asdict(config), "save_cases": [asdict(case) for case in config.save_cases]},
     }
-    with (
-        tempfile.TemporaryDirectory(prefix="cairn-bench-") as tmp,
-        server.bench_database(server_url, database, keep=keep_database) as database_url,
-    ):
-        stack = server.Stack.create(database_url, redis_url, Path(tmp))
+    with tempfile.TemporaryDirectory(prefix="cairn-bench-") as tmp:
+        if "storage" in config.sections:
+            # First, and each saver on a fresh database of its own: growth read on tables nothing else wrote.
+            results["storage"] = [
+                storage.bench_storage(
+                    server_url=server_url,
+                    redis_url=redis_url,
+                    database=database,
+                    turns=turns,
+                    workers=config.workers,
+                    root=Path(tmp),
+                    log=log,
+                )
+                for turns in config.chat_turns
+            ]
+        if set(config.sections) - {"storage"}:
+            _served(
+                config,
+                results,
+                server_url=server_url,
+                redis_url=redis_url,
+                database=database,
+                keep_database=keep_database,
+                root=Path(tmp),
+                log=log,
+            )
+    return results
+
+
+def _served(
+    config: BenchConfig,
+    results: dict[str, Any],
+    *,
+    server_url: str,
+    redis_url: str,
+    database: str,
+    keep_database: bool,
+    root: Path,
+    log: Callable[[str], None],
+) -> None:
+    """The sections that share one benchmark database and one gunicorn serving it."""
+    with server.bench_database(server_url, database, keep=keep_database) as database_url:
+        stack = server.Stack.create(database_url, redis_url, root)
         log(f"benchmark database {database}; migrating")
         stack.manage("migrate", "--no-input")
         api = ApiClients("", stack.api_key("bench"))
@@ -147,7 +185,6 @@ def run(
                 )
         finally:
             stack.forget_cache()
-    return results
 
 
 def _sections(
@@ -160,14 +197,6 @@ def _sections(
     floor: server.Gunicorn | None,
     log: Callable[[str], None],
 ) -> None:
-    # Storage first: it measures table growth, best read on tables nothing else has written yet.
-    if "storage" in config.sections:
-        results["storage"] = [
-            graphs.bench_storage(
-                database_url=database_url, base_url=api.base_url, api_key=api.api_key, turns=turns, log=log
-            )
-            for turns in config.chat_turns
-        ]
     if "langgraph" in config.sections:
         log(
             f"  langgraph: {config.graph_steps}-step graph x {config.graph_runs} runs per saver, "

@@ -143,7 +143,6 @@ class Checkpoint(models.Model):
             # The dashboard's activity and storage charts: one window of a workspace, grouped by hour or day.
             models.Index(fields=["workspace", "created_at"], name="checkpoint_ws_created"),
             models.Index(fields=["workspace", "agent_id", "-id"], name="checkpoint_ws_agent"),
-            models.Index(fields=["workspace", "written_by", "-id"], name="checkpoint_ws_writer"),
             models.Index(
                 fields=["workspace", "handoff_target", "-id"],
                 name="checkpoint_ws_inbox",

@@ -142,11 +142,10 @@ class Thread(models.Model):
             ),
         ]
         indexes: ClassVar = [
-            models.Index(fields=["workspace", "-updated_at", "-id"], name="thread_ws_updated"),
+            # Nothing here holds updated_at: every save sets it, and a HOT update needs no indexed column
+            # to change (docs/storage.md, "Indexes").
             models.Index(fields=["workspace", "-created_at", "-id"], name="thread_ws_created"),
-            models.Index(
-                fields=["workspace", "user_id", "-updated_at", "-id"], name="thread_ws_user_updated"
-            ),
+            models.Index(fields=["workspace", "user_id"], name="thread_ws_user"),
             models.Index(
                 fields=["expires_at"],
                 name="thread_expiring",

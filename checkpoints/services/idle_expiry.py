@@ -139,7 +139,8 @@ def idle_threads(*, now: datetime, workspace: Workspace | None = None) -> QueryS
     policy as the object holds it): those whose `effective_expires_at` has passed.
 
     The extra conditions select nothing the definition does not; they only let the database narrow the
-    search with the `thread_expiring` and `thread_ws_updated` indexes instead of reading every thread.
+    search with the `thread_expiring` index (and the workspace prefix of `thread_unique_id`) instead of
+    reading every thread.
     """
     policies: list[tuple[int, int | None]] = (
         [(workspace.pk, workspace.thread_idle_ttl_seconds)]

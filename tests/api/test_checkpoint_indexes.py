@@ -15,8 +15,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from checkpoints.models import Checkpoint, Thread
+from checkpoints.models import Checkpoint, PendingWrite, Thread
 from checkpoints.services.checkpoint_reads import checkpoint_compute_checksum
+from checkpoints.services.retention import expired_checkpoints, purgeable_tombstones
 from tests.conftest import ApiClient
 from tests.factories import WorkspaceFactory
 
@@ -163,3 +164,72 @@ def test_it_pages_a_namespace_timeline_with_the_head_index(loaded: ApiClient) ->
     next_url = loaded.get("/api/v1/threads/big/checkpoints/?namespace=").json()["next"]
     second = _page_query(loaded, next_url)
     _assert_uses(second, "checkpoint_head", "timeline page 2 (the `next` link)")
+
+
+def test_a_checkpoint_by_its_public_id_uses_its_index(loaded: ApiClient) -> None:
+    with CaptureQueriesContext(connection) as captured:
+        response = loaded.get("/api/v1/checkpoints/big-root-00042/")
+    assert response.status_code == 200, response.content
+    assert response.json()["checkpoint_id"] == "big-root-00042"
+    reads = [q["sql"] for q in captured.captured_queries if re.search(rf'FROM "?{TABLE}"? ', q["sql"])]
+    assert reads, captured.captured_queries
+    _assert_uses(reads[0], "checkpoint_ws_public_id", "by public id (GET checkpoints/big-root-00042/)")
+
+
+def test_checkpoints_of_a_run_use_their_index(loaded: ApiClient) -> None:
+    Checkpoint.objects.filter(thread__thread_id="big", step_index__lt=5).update(run_id="run-7")
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {TABLE}")
+    sql = _page_query(loaded, "/api/v1/checkpoints/?run_id=run-7")
+    _assert_uses(sql, "checkpoint_ws_run", "a run's checkpoints (GET checkpoints/?run_id=run-7)")
+
+
+def test_a_writers_checkpoints_walk_the_workspace_timeline(loaded: ApiClient) -> None:
+    # checkpoint_ws_writer is gone (docs/storage.md, "Indexes"): the filter reads the workspace's rows
+    # through one of its indexes, never the whole table.
+    sql = _page_query(loaded, "/api/v1/checkpoints/?written_by=key:abc")
+    nodes = _nodes(_plan(sql))
+    assert not [n for n in nodes if n.get("Relation Name") == TABLE and n["Node Type"] == "Seq Scan"], nodes
+    used = {n["Index Name"] for n in nodes if n.get("Index Name") in _checkpoint_indexes()}
+    assert used and used <= {"checkpoint_ws_timeline", "checkpoint_ws_created"}, nodes
+
+
+def test_a_checkpoints_writes_are_read_through_their_unique_index(loaded: ApiClient) -> None:
+    thread = Thread.objects.get(workspace=loaded.workspace, thread_id="big")
+    PendingWrite.objects.bulk_create(
+        PendingWrite(
+            thread=thread, checkpoint_id=f"big-root-{n % 100:05d}", task_id=f"task-{n}", idx=0,
+            channel="messages", value="{}",
+        )
+        for n in range(3000)
+    )  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {PendingWrite._meta.db_table}")
+    with CaptureQueriesContext(connection) as captured:
+        response = loaded.get("/api/v1/threads/big/checkpoints/big-root-00042/writes/")
+    assert response.status_code == 200, response.content
+    writes_table = PendingWrite._meta.db_table
+    reads = [q["sql"] for q in captured.captured_queries if re.search(rf'FROM "?{writes_table}"? ', q["sql"])]
+    assert reads, captured.captured_queries
+    nodes = _nodes(_plan(reads[0]))
+    assert not [n for n in nodes if n.get("Relation Name") == writes_table and n["Node Type"] == "Seq Scan"]
+    assert {n["Index Name"] for n in nodes if "Index Name" in n} == {"pending_write_unique"}, nodes
+
+
+def _queryset_indexes(queryset: Any) -> set[str]:
+    """The checkpoint indexes a queryset's plan reads; it never scans the table."""
+    nodes = _nodes(json.loads(queryset.explain(format="json"))[0]["Plan"])
+    assert not [n for n in nodes if n.get("Relation Name") == TABLE and n["Node Type"] == "Seq Scan"], nodes
+    return {n["Index Name"] for n in nodes if n.get("Index Name") in _checkpoint_indexes()}
+
+
+def test_the_expiry_sweep_finds_due_checkpoints_through_the_expiring_index(loaded: ApiClient) -> None:
+    due = expired_checkpoints(now=timezone.now()).order_by("id")[:500]
+    assert _queryset_indexes(due) == {"checkpoint_expiring"}
+
+
+def test_the_purge_finds_old_tombstones_through_a_tombstone_index(loaded: ApiClient) -> None:
+    workspace = loaded.workspace
+    workspace.tombstone_retention_seconds = 3600
+    old = purgeable_tombstones(workspace=workspace, now=timezone.now()).order_by("id")[:500]
+    assert _queryset_indexes(old) & {"checkpoint_ws_expired", "checkpoint_tombstones"}

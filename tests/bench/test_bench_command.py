@@ -176,9 +176,9 @@ def test_it_measures_every_section_in_a_quick_run(tmp_path: Path) -> None:
     assert graphs["cairn"]["per_step_ms"] > 0 and graphs["postgres"]["per_step_ms"] > 0
 
     assert [storage["turns"] for storage in results["storage"]] == [10, 30]
-    for storage in results["storage"]:
+    for storage in results["storage"]:  # its figures are checked in test_storage_bench.py
         assert storage["cairn"]["checkpoints"] == storage["postgres"]["checkpoints"] > 10
-        assert storage["cairn"]["relation_bytes"] > 0 and storage["postgres"]["relation_bytes"] > 0
+        assert storage["cairn"]["relation_bytes"] > storage["cairn"]["floor_bytes"] > 0
 
     scale = results["scale"]["results"]
     assert set(scale) == {"1000", "3000"}
