@@ -51,12 +51,13 @@ from checkpoints.bench.stats import BenchError
 # that never runs counts 0 (listed as `unmatched` in the results); one that names no function any more is
 # also listed as `stale`, and printed.
 CATEGORIES: dict[str, tuple[str, ...]] = {
-    "auth": ("checkpoints.api.auth:ApiKeyAuthentication.authenticate",),
+    "auth": ("checkpoints.api.auth:request_authentication",),
     "validation": (
         "checkpoints/api/parsers.py",
         "rest_framework.serializers:BaseSerializer.is_valid",
         "rest_framework.serializers:Serializer.run_validation",
         "checkpoints/api/fields.py",
+        "checkpoints/api/compiled_validation.py",
     ),
     "SQL": (
         "django.db.backends.utils:CursorWrapper.execute",
