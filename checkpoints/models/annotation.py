@@ -12,6 +12,7 @@ from django.db.models.lookups import GreaterThanOrEqual, LessThanOrEqual
 from django.utils import timezone
 
 from checkpoints.ids import uuid7
+from checkpoints.integrity import PAYLOAD_FIELDS
 from checkpoints.models.audit import AuditEvent
 from checkpoints.models.checkpoint import Checkpoint
 from checkpoints.models.thread import Thread
@@ -41,8 +42,9 @@ class AnnotationQuerySet(models.QuerySet["Annotation"]):
         return queryset.values("checkpoint_id")
 
     def for_display(self) -> AnnotationQuerySet:
-        """With the checkpoint's public id, which the API and the dashboard show (a join, not a query)."""
-        return self.select_related("checkpoint")
+        """With the checkpoint's public id and namespace, which the API and the dashboard show (a join, not
+        a query), without its documents."""
+        return self.select_related("checkpoint").defer(*(f"checkpoint__{name}" for name in PAYLOAD_FIELDS))
 
 
 class Annotation(models.Model):
