@@ -401,6 +401,7 @@ class Annotation:
     thread_id: str
     comment: str
     checkpoint_id: str | None = None
+    namespace: str | None = None
     verdict: str | None = None
     actor_type: str = ""
     author: str = ""
@@ -414,6 +415,7 @@ class Annotation:
             thread_id=data["thread_id"],
             comment=data["comment"],
             checkpoint_id=data.get("checkpoint_id"),
+            namespace=data.get("namespace"),
             verdict=data.get("verdict"),
             actor_type=data.get("actor_type") or "",
             author=data.get("author") or "",

@@ -32,10 +32,12 @@ def test_it_adds_annotations_to_a_checkpoint_and_to_the_thread_and_lists_them_ne
     assert on_checkpoint["thread_id"] == "t1" and on_checkpoint["actor_type"] == "api_key"
     assert on_checkpoint["author"].startswith("key:")
     assert on_thread["checkpoint_id"] is None and on_thread["verdict"] is None
+    assert (on_checkpoint["namespace"], on_thread["namespace"]) == ("", None)
     assert set(on_thread) == {
         "annotation_id",
         "thread_id",
         "checkpoint_id",
+        "namespace",
         "comment",
         "verdict",
         "actor_type",
@@ -155,3 +157,16 @@ def test_it_answers_404_for_a_malformed_annotation_id(api: ApiClient, workspace:
     response = api.get(f"{URL}not-a-uuid/")
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "not_found"
+
+
+def test_it_needs_the_namespace_of_a_checkpoint_id_found_in_several(
+    api: ApiClient, workspace: Workspace
+) -> None:
+    make_checkpoint(workspace, checkpoint_id="c1")
+    inner = make_checkpoint(workspace, checkpoint_id="c1", namespace="sub")
+    ambiguous = api.post(URL, {"comment": "which one?", "checkpoint_id": "c1"})
+    assert ambiguous.status_code == 409, ambiguous.json()
+    assert ambiguous.json()["error"]["code"] == "ambiguous_id"
+    created = add(api, {"comment": "this one", "checkpoint_id": "c1", "namespace": "sub"})
+    assert (created["checkpoint_id"], created["namespace"]) == ("c1", "sub")
+    assert Annotation.objects.get().checkpoint_id == inner.pk

@@ -112,7 +112,8 @@ def test_it_records_lists_and_deletes_findings(client: Client) -> None:
         "wrong",
         "api_key",
     )
-    assert (on_thread.checkpoint_id, on_thread.verdict) == (None, None)
+    assert (on_thread.checkpoint_id, on_thread.namespace, on_thread.verdict) == (None, None, None)
+    assert on_step.namespace == ""
     assert on_step.author.startswith("key:")
     listed = client.annotations_list("audited")
     assert [a.comment for a in listed] == ["Worth a second look", "Answered the wrong question"]

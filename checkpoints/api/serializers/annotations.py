@@ -24,6 +24,12 @@ class AnnotationCreateSerializer(StrictSerializer):
     checkpoint_id = ClientIdField(
         required=False, allow_null=True, help_text="A checkpoint of this thread; omitted: on the thread."
     )
+    namespace = StrictCharField(
+        required=False,
+        allow_blank=True,
+        max_length=255,
+        help_text="The checkpoint's namespace, needed only when its id is in several namespaces.",
+    )
 
 
 class AnnotationSerializer(OutputSerializer):
@@ -32,6 +38,7 @@ class AnnotationSerializer(OutputSerializer):
     annotation_id = serializers.UUIDField()
     thread_id = serializers.CharField()
     checkpoint_id = serializers.CharField(allow_null=True, help_text="Null: the annotation is on the thread.")
+    namespace = serializers.CharField(allow_null=True, help_text="The checkpoint's; null on the thread.")
     comment = serializers.CharField()
     verdict = serializers.ChoiceField(choices=Annotation.Verdict.choices, allow_null=True)
     actor_type = serializers.CharField(help_text="user or api_key.")
@@ -45,6 +52,10 @@ class AnnotationSerializer(OutputSerializer):
     @staticmethod
     def value_checkpoint_id(annotation: Annotation, context: dict[str, Any]) -> str | None:
         return annotation.checkpoint.checkpoint_id if annotation.checkpoint else None
+
+    @staticmethod
+    def value_namespace(annotation: Annotation, context: dict[str, Any]) -> str | None:
+        return annotation.checkpoint.namespace if annotation.checkpoint else None
 
     @staticmethod
     def value_verdict(annotation: Annotation, context: dict[str, Any]) -> str | None:

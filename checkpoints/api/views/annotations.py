@@ -53,7 +53,10 @@ class ThreadAnnotationsView(ThreadScopedView):
         checkpoint = None
         if checkpoint_id is not None:
             checkpoint = checkpoint_get(
-                workspace=self.workspace, thread_id=thread.thread_id, checkpoint_id=checkpoint_id
+                workspace=self.workspace,
+                thread_id=thread.thread_id,
+                checkpoint_id=checkpoint_id,
+                namespace=data.get("namespace"),
             )
         annotation = annotation_create(
             thread=thread,

@@ -275,14 +275,17 @@ def annotation_create(
     *,
     verdict: str | None = None,
     checkpoint_id: str | None = None,
+    namespace: str | None = None,
     user_id: str | None = None,
 ) -> Call[Annotation]:
-    """Record a finding on the thread, or on one of its checkpoints (NotFound if it is not the thread's)."""
+    """Record a finding on the thread, or on one of its checkpoints (NotFound if it is not the thread's;
+    `namespace` only when its id is in several)."""
     # Not idempotent: a retry after a lost answer would record the finding twice.
     body = body_of(
         comment=comment,
         verdict=verdict if verdict is not None else UNSET,
         checkpoint_id=checkpoint_id if checkpoint_id is not None else UNSET,
+        namespace=namespace if namespace is not None else UNSET,
     )
     return Call(
         "POST",
