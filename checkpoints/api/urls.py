@@ -7,6 +7,7 @@ from django.views.decorators.cache import cache_page
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 import checkpoints.routes  # noqa: F401  (registers the `cid` path converter)
+from checkpoints.api.views import annotations as ann
 from checkpoints.api.views import checkpoints as cp
 from checkpoints.api.views import jobs, retention, store
 from checkpoints.api.views import langgraph as lg
@@ -52,6 +53,12 @@ urlpatterns += [
     path(f"{THREAD}messages/", msg.ThreadMessagesView.as_view(), name="thread-messages"),
     path(f"{THREAD}messages/<cid:message_id>/", msg.MessageDetailView.as_view(), name="message-detail"),
     path("messages/", msg.WorkspaceMessagesView.as_view(), name="messages"),
+    path(f"{THREAD}annotations/", ann.ThreadAnnotationsView.as_view(), name="thread-annotations"),
+    path(
+        f"{THREAD}annotations/<uuid:annotation_id>/",
+        ann.AnnotationDetailView.as_view(),
+        name="annotation-detail",
+    ),
 ]
 
 # Jobs and retention (docs/retention.md).

@@ -11,7 +11,8 @@ from django.core.validators import RegexValidator
 from django.utils import timezone
 
 from checkpoints import medallion_schema as schema
-from checkpoints.models import ApiKey
+from checkpoints.models import Annotation, ApiKey
+from checkpoints.models.annotation import MAX_COMMENT_CHARS
 from checkpoints.models.thread import CLIENT_ID_PATTERN
 
 client_id_validator = RegexValidator(
@@ -92,3 +93,14 @@ class ScopeForm(forms.Form):
             )
         cleaned["scope"] = scope.to_dict()
         return cleaned
+
+
+class AnnotationForm(forms.Form):
+    """A finding on a checkpoint or a thread (Django's CharField already refuses NUL characters)."""
+
+    comment = forms.CharField(
+        max_length=MAX_COMMENT_CHARS, strip=False, widget=forms.Textarea(attrs={"rows": 3})
+    )
+    verdict = forms.ChoiceField(
+        choices=[("", "No verdict"), *Annotation.Verdict.choices], required=False, label="Verdict"
+    )

@@ -2,7 +2,8 @@
 metadata. Message text uses the API's search (`checkpoints.services.search`: same semantics, same indexes);
 the step-name filter has a trigram index on PostgreSQL (migration 0008), the agent filter the
 `checkpoint_ws_agent` index and the metadata filter the `checkpoint_metadata_gin` index; the writer filter
-walks `checkpoint_ws_timeline` (docs/storage.md, "Indexes")."""
+walks `checkpoint_ws_timeline` (docs/storage.md, "Indexes"); the finding filter the `annotation_ws_verdict`
+index."""
 
 from __future__ import annotations
 
@@ -18,11 +19,13 @@ from django.utils.safestring import SafeString, mark_safe
 
 from checkpoints.dashboard.forms import DateRangeMixin
 from checkpoints.exceptions import ValidationFailed
-from checkpoints.models import Checkpoint, Message, Workspace
+from checkpoints.models import Annotation, Checkpoint, Message, Workspace
 from checkpoints.models.lookups import JsonContains
 from checkpoints.services.search import MAX_QUERY_CHARS, messages_matching, parse_search_query
 
 SNIPPET_CHARS = 240
+# The verdict filter's choice for "any finding, whatever its verdict".
+ANNOTATED = "annotated"
 
 
 class SearchForm(DateRangeMixin):
@@ -50,6 +53,12 @@ class SearchForm(DateRangeMixin):
         help_text='Checkpoints: "key:<prefix>" (an API key) or "user:<username>".',
     )
     role = forms.ChoiceField(required=False, choices=[("", "Any role"), *Message.Role.choices])
+    verdict = forms.ChoiceField(
+        required=False,
+        choices=[("", "Any"), *Annotation.Verdict.choices, (ANNOTATED, "Has a finding")],
+        label="Finding",
+        help_text="Checkpoints: with a finding of this verdict, or with any finding.",
+    )
     thread = forms.CharField(required=False, max_length=128, label="Thread id")
     metadata = forms.CharField(
         required=False,
@@ -62,6 +71,7 @@ class SearchForm(DateRangeMixin):
         "agent",
         "written_by",
         "role",
+        "verdict",
         "thread",
         "metadata",
         "date_from",
@@ -139,6 +149,10 @@ class SearchForm(DateRangeMixin):
             queryset = queryset.in_thread(workspace, data["thread"])
         if data.get("metadata") is not None:
             queryset = queryset.filter(metadata__json_contains=data["metadata"])
+        if data.get("verdict"):
+            verdict = None if data["verdict"] == ANNOTATED else data["verdict"]
+            findings = Annotation.objects.for_workspace(workspace).checkpoint_pks(verdict)
+            queryset = queryset.filter(pk__in=findings)
         return queryset.filter(self.date_filter("created_at"))
 
 

@@ -26,7 +26,7 @@ from django.http import HttpRequest
 
 from checkpoints.dashboard.steps import StepSummary, step_summaries
 from checkpoints.exceptions import ValidationFailed
-from checkpoints.models import Checkpoint, Message, Thread
+from checkpoints.models import Annotation, Checkpoint, Message, Thread
 
 PAGE_SIZE = 50
 _BIGINT_MAX = 2**63 - 1
@@ -81,6 +81,8 @@ class Entry:
     followed_by: Checkpoint | None = None
     spawned_by: Checkpoint | None = None
     step: StepSummary | None = None
+    # The checkpoint's findings, newest first (filled in by the timeline view, for the badge).
+    annotations: list[Annotation] = field(default_factory=list)
 
     @property
     def depth(self) -> int:

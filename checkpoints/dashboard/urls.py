@@ -20,6 +20,7 @@ from checkpoints.dashboard.views import (
     timeline,
     workspaces,
 )
+from checkpoints.dashboard.views.actions import annotations as annotation_actions
 from checkpoints.dashboard.views.actions import checkpoints as checkpoint_actions
 from checkpoints.dashboard.views.actions import keys as key_actions
 from checkpoints.dashboard.views.actions import medallions as medallion_actions
@@ -50,7 +51,13 @@ workspace_patterns = [
     path(f"{THREAD}keep/", thread_retention_actions.KeepUntilAction.view(), name="thread-keep"),
     path(f"{THREAD}pin/", thread_retention_actions.ThreadPinAction.view(), name="thread-pin"),
     path(f"{THREAD}unpin/", thread_retention_actions.ThreadUnpinAction.view(), name="thread-unpin"),
+    path(f"{THREAD}annotations/", annotation_actions.ThreadAnnotateAction.view(), name="thread-annotate"),
     path(CHECKPOINT, checkpoints.checkpoint_detail, name="checkpoint"),
+    path(
+        f"{CHECKPOINT}annotations/",
+        annotation_actions.CheckpointAnnotateAction.view(),
+        name="checkpoint-annotate",
+    ),
     path(f"{CHECKPOINT}raw/", checkpoints.checkpoint_raw, name="checkpoint-raw"),
     path(f"{CHECKPOINT}diff/", checkpoints.checkpoint_diff_view, name="checkpoint-diff"),
     path(f"{CHECKPOINT}fork/", thread_actions.ForkAction.view(), name="checkpoint-fork"),

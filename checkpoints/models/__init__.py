@@ -1,6 +1,7 @@
 """Cairn's models, one module per aggregate. Importing this package registers the JSON lookups."""
 
 from checkpoints.models import lookups as _lookups  # noqa: F401  (registers lookups)
+from checkpoints.models.annotation import Annotation
 from checkpoints.models.audit import AuditEvent, AuditEventAgent
 from checkpoints.models.checkpoint import Checkpoint, PendingWrite
 from checkpoints.models.job import Job
@@ -11,6 +12,7 @@ from checkpoints.models.value import StoredValue
 from checkpoints.models.workspace import ApiKey, Membership, Workspace
 
 __all__ = [
+    "Annotation",
     "ApiKey",
     "AuditEvent",
     "AuditEventAgent",

@@ -32,6 +32,7 @@ from checkpoints.sdk.errors import (
 from checkpoints.sdk.jsonvalue import NotJSONError, to_json
 from checkpoints.sdk.models import (
     UNSET,
+    Annotation,
     Checkpoint,
     Diff,
     Job,
@@ -49,6 +50,7 @@ __version__ = SDK_VERSION
 __all__ = [
     "UNSET",
     "AmbiguousId",
+    "Annotation",
     "AsyncClient",
     "CairnConnectionError",
     "CairnError",

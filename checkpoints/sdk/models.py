@@ -393,6 +393,38 @@ class Message:
 
 
 @dataclass
+class Annotation:
+    """A finding: a comment and an optional verdict (correct, wrong, needs_review) on a thread, or on one of
+    its checkpoints (`checkpoint_id`); `author` is the API key or dashboard user that wrote it."""
+
+    annotation_id: str
+    thread_id: str
+    comment: str
+    checkpoint_id: str | None = None
+    namespace: str | None = None
+    verdict: str | None = None
+    actor_type: str = ""
+    author: str = ""
+    created_at: datetime | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Annotation:
+        return cls(
+            annotation_id=data["annotation_id"],
+            thread_id=data["thread_id"],
+            comment=data["comment"],
+            checkpoint_id=data.get("checkpoint_id"),
+            namespace=data.get("namespace"),
+            verdict=data.get("verdict"),
+            actor_type=data.get("actor_type") or "",
+            author=data.get("author") or "",
+            created_at=_ts(data.get("created_at")),
+            raw=data,
+        )
+
+
+@dataclass
 class Diff:
     """An RFC 6902 JSON Patch from `against` (default: the parent) to `checkpoint_id`."""
 

@@ -280,8 +280,9 @@ def tombstones_purge(*, now: datetime | None = None, batch_size: int | None = No
                 )
                 if not pks:
                     break
-                deleted, _ = Checkpoint.objects.filter(pk__in=pks, expired_at__isnull=False).delete()
-                purged += deleted
+                # Counted by model: the delete cascades to the tombstones' annotations.
+                _, deleted = Checkpoint.objects.filter(pk__in=pks, expired_at__isnull=False).delete()
+                purged += deleted.get(Checkpoint._meta.label, 0)
                 if len(pks) < batch_size:
                     break
         finally:

@@ -277,7 +277,9 @@ def thread_prune(*, thread: Thread, strategy: str, actor: Actor) -> int:
         checkpoints = checkpoints.exclude(pk__in=[pk for pk, _, _ in kept])
         for _, namespace, checkpoint_id in kept:
             writes = writes.exclude(namespace=namespace, checkpoint_id=checkpoint_id)
-    pruned, _ = checkpoints.delete()
+    # Counted by model: the delete cascades to the checkpoints' annotations, which are not checkpoints.
+    _, deleted = checkpoints.delete()
+    pruned = deleted.get(Checkpoint._meta.label, 0)
     writes_deleted, _ = writes.delete()
     # The head may be gone (delete) or have been a checkpoint that is now the only one: the cached head of
     # every namespace must be read again.

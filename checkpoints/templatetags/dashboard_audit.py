@@ -35,6 +35,8 @@ def _target_url(event: AuditEvent, slug: str) -> str:
     if kind == "message":
         thread_id, _ = _thread_and_rest(target)
         return reverse("dashboard:thread", args=[slug, thread_id]) + "#messages"
+    if kind == "annotation":  # its thread's findings (the id alone names no page)
+        return reverse("dashboard:thread", args=[slug, event.details.get("thread_id", "")]) + "#findings"
     if kind == "medallion":
         return reverse("dashboard:medallion", args=[slug, target])
     if kind == "api_key":

@@ -15,9 +15,11 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from checkpoints.models import AuditEvent, Thread, Workspace
+from checkpoints.services.annotations import annotation_create
 from checkpoints.services.audit import Actor
 from checkpoints.services.messages import messages_append
 from checkpoints.services.threads import thread_fork
+from tests.dashboard.test_timeline import TIMELINE_QUERIES
 from tests.dashboard.world import World
 from tests.factories import make_checkpoint, make_pending_write
 
@@ -26,11 +28,11 @@ pytestmark = pytest.mark.django_db
 # session + user + workspace, then the page's own queries.
 THREAD_LIST_QUERIES = 4
 # With the sparkline of checkpoints over time, and what ran at each step of the tree (rows, writes).
-THREAD_PAGE_QUERIES = 13 + 2
+THREAD_PAGE_QUERIES = 13 + 2 + 1  # and its findings
 # The checkpoint and its thread, its lineage (the walk up the parent ids, then the rows), previous and next
 # step, children, forks, the diff picker's checkpoints and the pending writes; what ran (rows, writes);
 # the audit event of the view and its agent.
-CHECKPOINT_PAGE_QUERIES = 3 + 9 + 2 + 2
+CHECKPOINT_PAGE_QUERIES = 3 + 9 + 2 + 2 + 1  # and its findings
 # The checkpoint and the one it is compared with, each with its thread; the previous and next step pairs;
 # the audit event of the view and its agent.
 DIFF_PAGE_QUERIES = 3 + 2 + 2 + 2
@@ -187,3 +189,21 @@ def test_it_pins_the_retention_form_and_its_save(
         saved = dash.post(url, {**policy, "auto_summarize_every": ""})
     assert saved.status_code == 302
     assert AuditEvent.objects.get(action="retention.policy").details["after"]["keep_latest"] == 3
+
+
+def test_it_pins_the_timeline_whatever_the_findings_of_its_checkpoints(
+    dash: Client, workspace: Workspace, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    checkpoints = [make_checkpoint(workspace, "audited", state={"n": n}) for n in range(12)]
+    url = reverse("dashboard:thread-timeline", args=[workspace.slug, "audited"])
+    with django_assert_num_queries(TIMELINE_QUERIES):
+        dash.get(url)
+    actor = Actor.system("auditor")
+    for n, checkpoint in enumerate(checkpoints):
+        for verdict in ("wrong", "correct")[: 1 + n % 2]:
+            annotation_create(
+                thread=checkpoint.thread, actor=actor, comment=f"c{n}", verdict=verdict, checkpoint=checkpoint
+            )
+    with django_assert_num_queries(TIMELINE_QUERIES):
+        html = dash.get(url).content.decode()
+    assert sorted(re.findall(r'data-findings="(\d+)"', html)) == ["1"] * 6 + ["2"] * 6

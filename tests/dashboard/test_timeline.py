@@ -20,8 +20,8 @@ from tests.factories import make_checkpoint
 pytestmark = pytest.mark.django_db
 
 # session + user + workspace, the thread, then one query for messages and one for checkpoints, then what ran
-# (the checkpoints' metadata, their writes).
-TIMELINE_QUERIES = 6 + 2
+# (the checkpoints' metadata, their writes), and the findings of its checkpoints (the badges).
+TIMELINE_QUERIES = 6 + 2 + 1
 
 
 def _url(workspace: Workspace, thread_id: str) -> str:

@@ -101,6 +101,28 @@ def test_it_appends_searches_and_deletes_messages(client: Client) -> None:
         client.message_get("chat", appended[2].message_id)
 
 
+def test_it_records_lists_and_deletes_findings(client: Client) -> None:
+    step = client.checkpoint_save(thread_id="audited", agent_id="a", state={"n": 1}).checkpoint
+    on_step = client.annotation_create(
+        "audited", "Answered the wrong question", verdict="wrong", checkpoint_id=step.checkpoint_id
+    )
+    on_thread = client.annotation_create("audited", "Worth a second look")
+    assert (on_step.checkpoint_id, on_step.verdict, on_step.actor_type) == (
+        step.checkpoint_id,
+        "wrong",
+        "api_key",
+    )
+    assert (on_thread.checkpoint_id, on_thread.namespace, on_thread.verdict) == (None, None, None)
+    assert on_step.namespace == ""
+    assert on_step.author.startswith("key:")
+    listed = client.annotations_list("audited")
+    assert [a.comment for a in listed] == ["Worth a second look", "Answered the wrong question"]
+    client.annotation_delete("audited", on_thread.annotation_id)
+    assert [a.annotation_id for a in client.annotations_list("audited")] == [on_step.annotation_id]
+    with pytest.raises(NotFound):
+        client.annotation_create("audited", "x", checkpoint_id="no-such-checkpoint")
+
+
 def test_it_retries_a_message_append_whose_answer_was_lost(cairn_url: str, cairn_key: str) -> None:
     client, wire = faulty_client(cairn_url, cairn_key, Fault("POST", "/threads/retry-chat/messages/", "lost"))
     with client:

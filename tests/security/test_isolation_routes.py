@@ -37,6 +37,7 @@ from checkpoints.models import (
     Thread,
     Workspace,
 )
+from checkpoints.services.annotations import annotation_create
 from checkpoints.services.audit import Actor
 from checkpoints.services.messages import messages_append
 from checkpoints.services.store import store_put
@@ -89,6 +90,9 @@ def tenants(
         messages=[{"message_id": "m-secret", "role": "user", "content": MARKER}],
     )
     make_pending_write(secret, MARKER)
+    annotation = annotation_create(
+        thread=secret.thread, actor=Actor.system(), comment=MARKER, verdict="wrong", checkpoint=secret
+    )
     store_put(
         workspace=workspace, actor=Actor.system(), namespace=STORE_NAMESPACE, key="fact", value={"s": MARKER}
     )
@@ -102,6 +106,8 @@ def tenants(
             "thread_id": thread_id,
             "checkpoint_id": secret.checkpoint_id,
             "message_id": "m-secret",
+            "annotation_id": str(annotation.annotation_id),
+            "agent_id": secret.agent_id,
             "medallion_id": str(world.medallion.medallion_id),
             "job_id": str(job.job_id),
             "prefix": key.prefix,
@@ -111,6 +117,8 @@ def tenants(
             "thread_id": "no-such-thread",
             "checkpoint_id": "no-such-checkpoint",
             "message_id": "no-such-message",
+            "annotation_id": str(uuid.uuid4()),
+            "agent_id": "no-such-agent",
             "medallion_id": str(uuid.uuid4()),
             "job_id": str(uuid.uuid4()),
             "prefix": "nosuchpr",
@@ -145,6 +153,7 @@ def bodies(t: Tenants) -> dict[tuple[str, str], Any]:
         ("api:thread-copy", "post"): {"thread_id": "copy-b"},
         ("api:thread-prune", "post"): {"strategy": "delete"},
         ("api:thread-messages", "post"): {"messages": [{"role": "user", "content": "mine"}]},
+        ("api:thread-annotations", "post"): {"comment": "mine", "checkpoint_id": t.ids["checkpoint_id"]},
         ("api:langgraph-runs-delete", "post"): {"run_ids": ["run-a"]},
         ("api:retention", "put"): {"keep_latest": 1},
         ("api:medallions", "post"): {"scope": scope, "summary": {"high_level": "Mine.", "subsystems": []}},

@@ -11,6 +11,7 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from checkpoints.dashboard.access import actor_for, workspace_view
+from checkpoints.dashboard.action_forms import AnnotationForm
 from checkpoints.dashboard.diffview import field_changes, is_langgraph_bookkeeping, side_by_side
 from checkpoints.dashboard.jsonview import render_json_text
 from checkpoints.dashboard.steps import step_summaries
@@ -120,6 +121,8 @@ def checkpoint_detail(
             )[:50]
         ),
         "diff_choices": list(siblings[:DIFF_CHOICES_LIMIT]),
+        "annotations": list(checkpoint.annotations.newest_first()),
+        "annotation_form": AnnotationForm(),
         "pending_writes": pending_writes_for(
             thread=thread, namespace=checkpoint.namespace, checkpoint_id=checkpoint.checkpoint_id
         )[:100],

@@ -7,6 +7,7 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from checkpoints.dashboard.access import workspace_view
+from checkpoints.dashboard.action_forms import AnnotationForm
 from checkpoints.dashboard.activity import thread_sparkline
 from checkpoints.dashboard.forms import MessageSearchForm, ThreadFilterForm
 from checkpoints.dashboard.paging import DashboardPage
@@ -14,6 +15,7 @@ from checkpoints.dashboard.queries import LogicalAndStored, threads_for_list
 from checkpoints.dashboard.steps import step_summaries
 from checkpoints.dashboard.tree import build_trees
 from checkpoints.models import Checkpoint, Job, Medallion, Message, Thread, Workspace
+from checkpoints.services.annotations import thread_annotations
 from checkpoints.services.idle_expiry import thread_with_idle_expiry
 from checkpoints.services.medallion_summaries import thread_scope
 from checkpoints.services.search import messages_matching
@@ -21,6 +23,8 @@ from checkpoints.services.thread_storage import thread_storage
 
 # The tree shows a thread's newest checkpoints; older ones stay reachable from the timeline in the admin.
 TREE_CAP = 1_000
+# The thread page shows its newest findings; all of them are in the API and the audit log.
+ANNOTATIONS_SHOWN = 50
 
 
 @workspace_view
@@ -77,6 +81,8 @@ def thread_detail(request: HttpRequest, workspace: Workspace, thread_id: str) ->
         "scope_missing": thread_scope(thread).is_empty,
         # Counters on the row: no query. A summary needs a message after the last one summarised.
         "nothing_to_summarise": thread.last_message_seq <= thread.last_summarized_seq,
+        "annotations": list(thread_annotations(thread=thread)[:ANNOTATIONS_SHOWN]),
+        "annotation_form": AnnotationForm(),
         "medallions": list(Medallion.objects.filter(source_thread=thread).newest_first()[:20]),
         "jobs": list(
             Job.objects.for_workspace(workspace)

@@ -13,6 +13,7 @@ from checkpoints.dashboard.views.checkpoints import client_id_param, namespace_p
 from checkpoints.dashboard.writers import writer_names
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import Workspace
+from checkpoints.services.annotations import checkpoint_annotations
 from checkpoints.services.checkpoint_reads import checkpoint_get, thread_get
 
 _SEQ = re.compile(r"[0-9]{1,18}")
@@ -41,6 +42,11 @@ def thread_timeline(request: HttpRequest, workspace: Workspace, thread_id: str) 
             )
             start, anchor = start_at_checkpoint(checkpoint), f"c-{checkpoint.pk}"
     page = timeline_page(request, thread, start)
+    # The page's badges: one query for the findings of all its checkpoints.
+    found = checkpoint_annotations([e.checkpoint.pk for e in page.entries if e.checkpoint is not None])
+    for entry in page.entries:
+        if entry.checkpoint is not None:
+            entry.annotations = found.get(entry.checkpoint.pk, [])
     context = {
         "workspace": workspace,
         "title": f"Timeline of {thread.thread_id}",

@@ -22,7 +22,7 @@ from checkpoints.sdk.endpoints.base import (
     seg,
 )
 from checkpoints.sdk.jsonvalue import to_json_object
-from checkpoints.sdk.models import UNSET, Checkpoint, Job, Message, Page, Thread, Unset
+from checkpoints.sdk.models import UNSET, Annotation, Checkpoint, Job, Message, Page, Thread, Unset
 from checkpoints.sdk.transport import Call, Response
 
 # What a client may send of a `Message`: every field but those the server assigns (and the raw JSON).
@@ -269,6 +269,58 @@ def messages_search(
     return Call("GET", "messages/", _message_page, params=list_params(locals()), idempotent=True)
 
 
+def annotation_create(
+    thread_id: str,
+    comment: str,
+    *,
+    verdict: str | None = None,
+    checkpoint_id: str | None = None,
+    namespace: str | None = None,
+    user_id: str | None = None,
+) -> Call[Annotation]:
+    """Record a finding on the thread, or on one of its checkpoints (NotFound if it is not the thread's;
+    `namespace` only when its id is in several)."""
+    # Not idempotent: a retry after a lost answer would record the finding twice.
+    body = body_of(
+        comment=comment,
+        verdict=verdict if verdict is not None else UNSET,
+        checkpoint_id=checkpoint_id if checkpoint_id is not None else UNSET,
+        namespace=namespace if namespace is not None else UNSET,
+    )
+    return Call(
+        "POST",
+        f"threads/{seg(thread_id)}/annotations/",
+        lambda r: Annotation.from_dict(r.body),
+        body=body,
+        params=params(user_id=user_id),
+    )
+
+
+def annotations_list(
+    thread_id: str, *, limit: int | None = None, cursor: str | None = None, user_id: str | None = None
+) -> Call[Page[Annotation]]:
+    """One page of the thread's annotations (on it and on its checkpoints), newest first."""
+    query = list_params(locals(), "thread_id")
+    return Call(
+        "GET",
+        f"threads/{seg(thread_id)}/annotations/",
+        lambda r: Page.parse(r.body, Annotation.from_dict),
+        params=query,
+        idempotent=True,
+    )
+
+
+def annotation_delete(thread_id: str, annotation_id: str, *, user_id: str | None = None) -> Call[None]:
+    return Call(
+        "DELETE",
+        f"threads/{seg(thread_id)}/annotations/{seg(annotation_id)}/",
+        parse_none,
+        params=params(user_id=user_id),
+        idempotent=True,
+        done_on_retry=frozenset({404}),
+    )
+
+
 class ThreadEndpoints(Endpoints):
     thread_create = request(thread_create)
     threads_list = request(threads_list)
@@ -285,6 +337,9 @@ class ThreadEndpoints(Endpoints):
     message_get = request(message_get)
     message_delete = request(message_delete)
     messages_search = request(messages_search)
+    annotation_create = request(annotation_create)
+    annotations_list = request(annotations_list)
+    annotation_delete = request(annotation_delete)
 
     @endpoint
     def thread_update(
