@@ -21,6 +21,7 @@ from django.utils.safestring import SafeString
 from checkpoints.dashboard.activity import WINDOWS, Window, per_bucket
 from checkpoints.dashboard.charts import Series, bar_chart
 from checkpoints.dashboard.queries import CappedCount, capped_count
+from checkpoints.dashboard.steps import usage_of
 from checkpoints.models import ApiKey, Checkpoint, Message, PendingWrite, Thread, Workspace
 from checkpoints.services.handoffs import PENDING, TAKEN, handoffs_with_status
 
@@ -31,15 +32,8 @@ KEYS_SHOWN = 20
 
 
 def usage_tokens(usage: Any) -> int:
-    """The tokens one `usage` object counts: `total_tokens`, else input + output; 0 when it has none."""
-    if not isinstance(usage, dict):
-        return 0
-
-    def number(key: str) -> int:
-        value = usage.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-    return number("total_tokens") or number("input_tokens") + number("output_tokens")
+    """The tokens one `usage` object counts, by the step summary's rule (`steps.usage_of`); 0 without one."""
+    return usage_of(usage).total_tokens if isinstance(usage, dict) else 0
 
 
 def agent_checkpoints(workspace: Workspace, agent_id: str) -> QuerySet[Checkpoint]:
