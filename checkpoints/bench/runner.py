@@ -128,7 +128,7 @@ def run(
                 )
                 for turns in config.chat_turns
             ]
-        if set(config.sections) - {"storage"}:
+        if set(config.sections) - {"storage"} or config.ab_parts:
             _served(
                 config,
                 results,

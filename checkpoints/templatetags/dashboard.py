@@ -24,12 +24,13 @@ def compact_json(value: Any, limit: int = 400) -> str:
 @register.filter
 def json_fields(value: Any, limit: int = 240) -> list[tuple[str, Any]]:
     """A job's result (or any JSON) as (field, shown value) rows for a definition list: an object's keys in
-    order, scalars as they are, lists and objects as compact JSON cut at `limit`; anything else one row."""
+    alphabetical order (PostgreSQL's jsonb keeps none), scalars as they are, lists and objects as compact JSON
+    cut at `limit`; anything else one row."""
     if not isinstance(value, dict):
         return [("value", compact_json(value, limit))]
     return [
         (str(key), compact_json(item, limit) if isinstance(item, dict | list) else item)
-        for key, item in value.items()
+        for key, item in sorted(value.items(), key=lambda pair: str(pair[0]))
     ]
 
 
