@@ -7,9 +7,10 @@ applies the result in a short transaction:
   update of the winner's medallion;
 - otherwise a conditional UPDATE (`WHERE version = <the version the provider merged into>`) that must change
   exactly one row; if another writer got there first, the work is redone on the newer version.
-After a few lost races the upsert stops racing: it takes the workspace row lock (serialising contended
-upserts) and calls the provider under it, so progress is guaranteed. Every write adds a MedallionRevision
-with the evidence, model and job in the same transaction: no version exists without its history.
+After a few lost races the upsert stops racing: it takes the workspace row lock (FOR NO KEY UPDATE, which
+serialises contended upserts without blocking the foreign-key checks of other writers' inserts) and calls
+the provider under it, so progress is guaranteed. Every write adds a MedallionRevision with the evidence,
+model and job in the same transaction: no version exists without its history.
 """
 
 from __future__ import annotations
@@ -191,7 +192,10 @@ class _Request:
                 with transaction.atomic():
                     if self.guard is not None:
                         self.guard()
-                    list(Workspace.objects.select_for_update().filter(pk=self.workspace.pk).values_list("pk"))
+                    # NO KEY: a plain FOR UPDATE would also block the foreign-key checks of a racing
+                    # optimistic writer's inserts, which then waits for us while we wait for its insert.
+                    workspace = Workspace.objects.select_for_update(no_key=True).filter(pk=self.workspace.pk)
+                    list(workspace.values_list("pk"))
                     current = self.active(lock=True)
                     content = self.content_for(current)
                     if current is None:

@@ -397,7 +397,7 @@ def retention_policy_update(*, workspace: Workspace, actor: Actor, **changes: in
     unknown = sorted(set(changes) - set(POLICY_FIELDS))
     if unknown:
         raise ValidationFailed(f"Not retention policy fields: {', '.join(unknown)}.", {"fields": unknown})
-    locked = Workspace.objects.select_for_update().get(pk=workspace.pk)
+    locked = Workspace.objects.select_for_update(no_key=True).get(pk=workspace.pk)  # blocks no insert
     before = retention_policy(locked)
     for name, value in changes.items():
         setattr(locked, name, value)
