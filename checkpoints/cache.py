@@ -3,18 +3,24 @@
 Reads miss, writes are dropped and deletes are remembered as failed (callers that need freshness check the
 return value). After a failure the backend skips Redis for a short cool-down, so a dead Redis costs one
 connection attempt per process per cool-down rather than one per cache call.
+
+The cache calls are Django's own Redis backend's. The few commands it has no method for (a read and a
+window's count in one round trip, a value stored and published, a subscription) go through a redis-py
+client of this backend's own, made from the same LOCATION and OPTIONS, with redis-py's public API only.
 """
 
 from __future__ import annotations
 
 import logging
-import os
+import re
 import time
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
+import redis
 from django.core.cache import cache
-from django.core.cache.backends.redis import RedisCache, RedisCacheClient
+from django.core.cache.backends.redis import RedisCache, RedisSerializer
+from django.utils.functional import cached_property
 from redis.exceptions import RedisError, ResponseError
 
 logger = logging.getLogger(__name__)
@@ -27,33 +33,31 @@ class CacheUnavailable(Exception):
     """Raised by `incr` when Redis is down, so throttling can decide how to fail."""
 
 
-class PooledRedisCacheClient(RedisCacheClient):
-    """Django's client builds a new `redis.Redis` for every cache call, and each one copies redis-py's table
-    of ~170 response callbacks: a measurable share of a request that makes several cache calls (throttle,
-    head cache). One `redis.Redis` per connection pool is enough (it is thread-safe and takes its
-    connections from the pool)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._clients: dict[int, Any] = {}
-
-    def get_client(self, key: Any = None, *, write: bool = False) -> Any:
-        # Private helpers of Django's RedisCacheClient (the stubs do not declare them).
-        pool = self._get_connection_pool(write)  # type: ignore[attr-defined]
-        client = self._clients.get(id(pool))  # pools live as long as this object: ids are not reused
-        if client is None:
-            client = self._clients[id(pool)] = self._client(connection_pool=pool)  # type: ignore[attr-defined]
-        return client
-
-
 class ResilientRedisCache(RedisCache):
     # When each Redis (by its location) may be tried again. Per location and per process: Django makes a cache
     # instance per thread, and one dead Redis must not switch off another one configured next to it.
     _down_until: ClassVar[dict[str, float]] = {}
 
-    def __init__(self, server: str, params: dict[str, Any]) -> None:
+    # OPTIONS that Django's backend reads itself; the rest configure redis-py's connection pool.
+    DJANGO_OPTIONS = frozenset({"serializer", "pool_class", "parser_class"})
+
+    def __init__(self, server: str | list[str], params: dict[str, Any]) -> None:
         super().__init__(server, params)
-        self._class = PooledRedisCacheClient
+        # Parsed as Django's backend parses LOCATION; writes go to the first server, as Django's do.
+        self.servers: list[str] = re.split("[;,]", server) if isinstance(server, str) else list(server)
+        self.pool_options = {
+            name: value
+            for name, value in params.get("OPTIONS", {}).items()
+            if name not in self.DJANGO_OPTIONS
+        }
+        # Django's default serializer (Cairn's settings name no other): values read and written alike.
+        self.serializer = RedisSerializer()
+
+    @cached_property
+    def client(self) -> redis.Redis:
+        """A redis-py client of this backend's own, on the first server (redis-py's pool reconnects a
+        connection the server dropped, and a forked process opens its own)."""
+        return redis.Redis.from_url(self.servers[0], **self.pool_options)
 
     def _mark_down(self, exc: Exception) -> None:
         ResilientRedisCache._down_until[self.location] = time.monotonic() + COOL_DOWN_SECONDS
@@ -62,8 +66,7 @@ class ResilientRedisCache(RedisCache):
     @property
     def location(self) -> str:
         """The Redis server(s) this cache talks to."""
-        servers: list[str] = self._servers  # type: ignore[attr-defined]  # set by RedisCache.__init__
-        return ",".join(servers)
+        return ",".join(self.servers)
 
     def _guard(self, operation: Callable[[], T], fallback: T) -> T:
         if not self.is_available:
@@ -122,16 +125,16 @@ class ResilientRedisCache(RedisCache):
         commands: list[tuple[Any, ...]] = [("SET", counter, 0, "EX", timeout, "NX"), ("INCRBY", counter, by)]
         if get_key is not None:
             commands.insert(0, ("GET", self.make_and_validate_key(get_key)))
-        results = self._round_trip(counter, commands)
+        results = self._round_trip(commands)
         raw = results[0] if get_key is not None else None
         return (None if raw is None else self.loads(raw)), int(results[-1])
 
     def set_and_publish(self, key: Any, value: Any, channel: str) -> None:
         """`set(key, value)` without expiry and the same value published on `channel` (`subscribe`), in one
         round trip. Raises CacheUnavailable when Redis is down."""
-        data = self._cache._serializer.dumps(value)  # type: ignore[attr-defined]
+        data = self.serializer.dumps(value)
         stored = self.make_and_validate_key(key)
-        self._round_trip(stored, [("SET", stored, data), ("PUBLISH", self.channel_name(channel), data)])
+        self._round_trip([("SET", stored, data), ("PUBLISH", self.channel_name(channel), data)])
 
     def subscribe(self, channel: str) -> Any:
         """A new connection, configured as the pool's and of this process alone, subscribed to `channel`
@@ -140,7 +143,7 @@ class ResilientRedisCache(RedisCache):
         if not self.is_available:
             raise CacheUnavailable("cache is cooling down after a failure")
         name = self.channel_name(channel)
-        pool = self._cache.get_client(name, write=True).connection_pool
+        pool = self.client.connection_pool
         # RESP2: messages arrive as plain replies (redis-py may speak RESP3, whose pushes its parser hands to
         # a callback instead of returning them).
         connection = pool.connection_class(**{**pool.connection_kwargs, "protocol": 2})
@@ -159,50 +162,25 @@ class ResilientRedisCache(RedisCache):
     def channel_name(self, channel: str) -> str:
         """Channels are shared by every database of a Redis server: the name carries the key prefix and the
         database, as keys are kept apart."""
-        pool = self._cache.get_client(channel, write=True).connection_pool
-        return f"{self.make_and_validate_key(channel)}@{pool.connection_kwargs.get('db', 0)}"
+        database = self.client.connection_pool.connection_kwargs.get("db", 0)
+        return f"{self.make_and_validate_key(channel)}@{database}"
 
     def loads(self, raw: bytes) -> Any:
         """A value as Django's Redis backend stores it (its serializer)."""
-        return self._cache._serializer.loads(raw)  # type: ignore[attr-defined]
+        return self.serializer.loads(raw)
 
-    def _round_trip(self, key: str, commands: list[tuple[Any, ...]]) -> list[Any]:
+    def _round_trip(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+        """Send `commands` in one write and read their replies (a pipeline without MULTI)."""
         if not self.is_available:
             raise CacheUnavailable("cache is cooling down after a failure")
         try:
-            return self._pipeline(key, commands)
+            pipeline = self.client.pipeline(transaction=False)
+            for command in commands:
+                pipeline.execute_command(*command)
+            return pipeline.execute()
         except (RedisError, OSError) as exc:
             self._mark_down(exc)
             raise CacheUnavailable(str(exc)) from exc
-
-    def _pipeline(self, key: str, commands: list[tuple[Any, ...]]) -> list[Any]:
-        """Send `commands` in one write and read their replies, by hand, on this cache's own connection:
-        redis-py's pipeline machinery, and even checking a connection out of its pool and back, cost more
-        than the round trip itself on the per-request path. A connection the server has dropped is replaced
-        before sending; one that fails here is closed (the next call opens another)."""
-        connection = self._own_connection(key)
-        try:
-            connection.send_packed_command([resp(commands)])
-            return [connection.read_response() for _ in commands]
-        except BaseException:
-            connection.disconnect()  # replies may be left unread: the connection cannot be reused
-            raise
-
-    def _own_connection(self, key: str) -> Any:
-        """A connection configured as the pool's, kept by this cache object (Django makes one per thread)
-        and by this process (a forked child opens its own)."""
-        own = getattr(self, "_own", None)
-        if own is None or own[0] != os.getpid():
-            pool = self._cache.get_client(key, write=True).connection_pool
-            own = self._own = (os.getpid(), pool.connection_class(**pool.connection_kwargs))
-        connection = own[1]
-        try:
-            stale = connection._sock is not None and connection.can_read(timeout=0)
-        except (RedisError, OSError):  # closed by the server (a restart, an idle timeout)
-            stale = True
-        if stale:
-            connection.disconnect()  # reconnected by the next send
-        return connection
 
     def incr(self, key: Any, delta: int = 1, version: int | None = None) -> int:
         if not self.is_available:
@@ -212,17 +190,6 @@ class ResilientRedisCache(RedisCache):
         except (RedisError, OSError) as exc:
             self._mark_down(exc)
             raise CacheUnavailable(str(exc)) from exc
-
-
-def resp(commands: list[tuple[Any, ...]]) -> bytes:
-    """Commands in Redis's wire format: each an array of bulk strings."""
-    out = bytearray()
-    for command in commands:
-        out += b"*%d\r\n" % len(command)
-        for argument in command:
-            data = argument if isinstance(argument, bytes) else str(argument).encode()
-            out += b"$%d\r\n%s\r\n" % (len(data), data)
-    return bytes(out)
 
 
 def count_hit(cache_key: str, timeout: int, by: int = 1) -> int:

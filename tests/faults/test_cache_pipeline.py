@@ -1,5 +1,5 @@
-"""The per-request Redis round trip of authentication (ResilientRedisCache.get_and_incr_window, sent by
-hand on the cache's own connection): the read and the window's count come back together, the window expires,
+"""The per-request Redis round trip of authentication (ResilientRedisCache.get_and_incr_window, a redis-py
+pipeline on the cache's own client): the read and the window's count come back together, the window expires,
 a connection the server has dropped (Redis restarted, an idle timeout) is replaced on the spot, without a
 cool-down and without counting twice, and a forked process opens its own."""
 
@@ -37,18 +37,22 @@ def test_it_reads_and_counts_in_one_round_trip(backend: ResilientRedisCache) -> 
 def test_a_connection_the_server_dropped_is_replaced_at_once(backend: ResilientRedisCache) -> None:
     backend.set("generation", "g1", timeout=60)
     assert backend.get_and_incr_window("generation", "window", 60) == ("g1", 1)
-    own = backend._own_connection("window")
-    own.send_command("CLIENT", "ID")
-    client_id = own.read_response()
-    redis.Redis.from_url(os.environ["REDIS_URL"]).client_kill_filter(_id=client_id)
+    client_id = backend.client.client_id()  # the pool's one connection, which the next call takes again
+    assert redis.Redis.from_url(os.environ["REDIS_URL"]).client_kill_filter(_id=str(client_id)) == 1
 
     assert backend.get_and_incr_window("generation", "window", 60) == ("g1", 2)  # counted once
     assert backend.is_available
+    assert backend.client.client_id() != client_id
 
 
 def test_a_forked_process_does_not_share_its_parents_connection(backend: ResilientRedisCache) -> None:
     assert backend.get_and_incr_window(None, "window", 60) == (None, 1)
-    parents = backend._own_connection("window")
-    backend._own = (-1, parents)  # as the child of a fork sees it: another process's connection
-    assert backend.get_and_incr_window(None, "window", 60) == (None, 2)
-    assert backend._own_connection("window") is not parents
+    parents = backend.client.client_id()
+    child = os.fork()
+    if child == 0:  # the child counts on a connection of its own, and leaves its parent's alone
+        counted = backend.get_and_incr_window(None, "window", 60) == (None, 2)
+        os._exit(0 if counted and backend.client.client_id() != parents else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert backend.get_and_incr_window(None, "window", 60) == (None, 3)
+    assert backend.client.client_id() == parents
