@@ -223,7 +223,8 @@ def save_encoded(
         parts_not_found(parts)
         raise context.changed(namespace)
     checkpoint.pk, checkpoint.message_seq = inserted
-    # Stored: its state says so, as Model.save leaves it.
+    # Stored: its state says so, as Model.save leaves it (`Model._state` is documented public API despite
+    # its name: Django's model instance reference, "Other attributes").
     checkpoint._state.adding = False
     checkpoint._state.db = connection.alias
     if postgres:  # once committed, the next write here may start from it, naming the parts it sent
