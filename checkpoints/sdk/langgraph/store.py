@@ -107,6 +107,22 @@ class _Batch:
     def all_queries(self) -> list[str]:
         return [query for query in self.queries if query is not None]
 
+    def vectors(self) -> tuple[list[list[float]], list[list[float]]]:
+        """The embeddings of the put texts and of the search queries (none without an embedder)."""
+        if self.embedder is None:
+            return [], []
+        texts, embeddings = self.all_texts(), self.embedder.embeddings
+        documents = embeddings.embed_documents(texts) if texts else []
+        return documents, [embeddings.embed_query(query) for query in self.all_queries()]
+
+    async def avectors(self) -> tuple[list[list[float]], list[list[float]]]:
+        """`vectors`, by the embeddings' async methods."""
+        if self.embedder is None:
+            return [], []
+        texts, embeddings = self.all_texts(), self.embedder.embeddings
+        documents = await embeddings.aembed_documents(texts) if texts else []
+        return documents, [await embeddings.aembed_query(query) for query in self.all_queries()]
+
     def calls(self, bodies: list[dict[str, Any]]) -> list[Call[list[Any]]]:
         return [
             Call(
@@ -203,12 +219,7 @@ class CairnStore(BaseStore, Closing, AsyncClosing):
         batch = _Batch(list(ops), self._embedder)
         if not batch.ops:
             return []
-        documents: list[list[float]] = []
-        queries: list[list[float]] = []
-        if self._embedder is not None:
-            texts, questions = batch.all_texts(), batch.all_queries()
-            documents = self._embedder.embeddings.embed_documents(texts) if texts else []
-            queries = [self._embedder.embeddings.embed_query(q) for q in questions]
+        documents, queries = batch.vectors()
         answers = [
             answer
             for call in batch.calls(batch.bodies(documents, queries))
@@ -220,12 +231,7 @@ class CairnStore(BaseStore, Closing, AsyncClosing):
         batch = _Batch(list(ops), self._embedder)
         if not batch.ops:
             return []
-        documents: list[list[float]] = []
-        queries: list[list[float]] = []
-        if self._embedder is not None:
-            texts, questions = batch.all_texts(), batch.all_queries()
-            documents = await self._embedder.embeddings.aembed_documents(texts) if texts else []
-            queries = [await self._embedder.embeddings.aembed_query(q) for q in questions]
+        documents, queries = await batch.avectors()
         answers: list[Any] = []
         for call in batch.calls(batch.bodies(documents, queries)):
             answer: list[Any] = await self.async_client.send(call)
