@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from langgraph.store.base import (
     BaseStore,
@@ -38,6 +38,7 @@ from langgraph.store.base.embed import ensure_embeddings, get_text_at_path, toke
 
 from checkpoints.sdk.aclient import AsyncClient
 from checkpoints.sdk.client import Client
+from checkpoints.sdk.client_pair import client_pair
 from checkpoints.sdk.closing import AsyncClosing, Closing
 from checkpoints.sdk.transport import Call
 
@@ -196,10 +197,7 @@ class CairnStore(BaseStore, Closing, AsyncClosing):
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
     ) -> None:
-        if (client is None or async_client is None) and (base_url is None or api_key is None):
-            raise ValueError("pass base_url and api_key, or both client and async_client")
-        self.client = client or Client(cast(str, base_url), cast(str, api_key))
-        self.async_client = async_client or AsyncClient(cast(str, base_url), cast(str, api_key))
+        self.client, self.async_client = client_pair(base_url, api_key, client, async_client)
         self.index_config = index
         self.ttl_config = ttl
         self._embedder = _Embedder(index) if index and index.get("embed") else None
