@@ -61,6 +61,14 @@ def part_on_and_off(request: pytest.FixtureRequest, settings: Any) -> bool:
     return on
 
 
+# The marks of a module whose tests run on PostgreSQL, in real transactions, with its PART on and off.
+POSTGRES_PART_ON_AND_OFF = [
+    pytest.mark.postgres,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("part_on_and_off"),
+]
+
+
 class ApiClient(APIClient):
     """APIClient that knows its key and workspace (JSON is the default format, see settings)."""
 

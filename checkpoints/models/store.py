@@ -10,6 +10,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from checkpoints.models.constraints import empty_or_positive
 from checkpoints.models.workspace import Workspace
 
 # Labels are joined by this character in `StoreItem.namespace`; LangGraph forbids it inside a label.
@@ -45,9 +46,7 @@ class StoreItem(models.Model):
     class Meta:
         constraints: ClassVar = [
             models.UniqueConstraint(fields=["workspace", "namespace", "key"], name="store_item_unique"),
-            models.CheckConstraint(
-                condition=Q(ttl_minutes__isnull=True) | Q(ttl_minutes__gt=0), name="store_item_ttl_positive"
-            ),
+            empty_or_positive("ttl_minutes", "store_item_ttl_positive"),
         ]
         indexes: ClassVar = [
             models.Index(fields=["workspace", "-updated_at"], name="store_item_ws_updated"),

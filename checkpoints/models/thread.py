@@ -10,6 +10,7 @@ from django.db.models import Count, F, Func, OuterRef, Q, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from checkpoints.models.constraints import empty_or_positive
 from checkpoints.models.workspace import Workspace
 
 # Client-chosen ids (thread_id, checkpoint_id, message_id) are URL-safe (docs/threads.md).
@@ -137,9 +138,7 @@ class Thread(models.Model):
     class Meta:
         constraints: ClassVar = [
             models.UniqueConstraint(fields=["workspace", "thread_id"], name="thread_unique_id"),
-            models.CheckConstraint(
-                condition=Q(ttl_seconds__isnull=True) | Q(ttl_seconds__gt=0), name="thread_ttl_positive"
-            ),
+            empty_or_positive("ttl_seconds", "thread_ttl_positive"),
         ]
         indexes: ClassVar = [
             # Nothing here holds updated_at: every save sets it, and a HOT update needs no indexed column

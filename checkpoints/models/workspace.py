@@ -10,6 +10,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from checkpoints.models.constraints import empty_or_positive
+
 
 class WorkspaceQuerySet(models.QuerySet["Workspace"]):
     def for_user(self, user: object) -> WorkspaceQuerySet:
@@ -52,22 +54,10 @@ class Workspace(models.Model):
     class Meta:
         ordering: ClassVar = ["slug"]
         constraints: ClassVar = [
-            models.CheckConstraint(
-                condition=Q(default_ttl_seconds__isnull=True) | Q(default_ttl_seconds__gt=0),
-                name="workspace_default_ttl_positive",
-            ),
-            models.CheckConstraint(
-                condition=Q(keep_latest__isnull=True) | Q(keep_latest__gt=0),
-                name="workspace_keep_latest_positive",
-            ),
-            models.CheckConstraint(
-                condition=Q(thread_idle_ttl_seconds__isnull=True) | Q(thread_idle_ttl_seconds__gt=0),
-                name="workspace_idle_ttl_positive",
-            ),
-            models.CheckConstraint(
-                condition=Q(tombstone_retention_seconds__isnull=True) | Q(tombstone_retention_seconds__gt=0),
-                name="workspace_tombstone_retention_positive",
-            ),
+            empty_or_positive("default_ttl_seconds", "workspace_default_ttl_positive"),
+            empty_or_positive("keep_latest", "workspace_keep_latest_positive"),
+            empty_or_positive("thread_idle_ttl_seconds", "workspace_idle_ttl_positive"),
+            empty_or_positive("tombstone_retention_seconds", "workspace_tombstone_retention_positive"),
         ]
 
     def __str__(self) -> str:

@@ -31,7 +31,7 @@ from checkpoints.models import Checkpoint, Job, StoredValue, Workspace
 from checkpoints.models.value import PACKED_FIELDS
 from checkpoints.packing import MARK, PACK_MIN, Packed, pack
 from checkpoints.services.audit import Actor
-from checkpoints.services.jobs import job_actor, job_submit
+from checkpoints.services.jobs import job_actor, workspace_job_submit
 from checkpoints.services.retention import workspace_audit
 from checkpoints.storage.stored_values import store_parts
 
@@ -153,13 +153,7 @@ def checkpoints_pack_submit(*, workspace: Workspace, actor: Actor) -> Job:
     """The conversion of one workspace as a tracked job, run by a worker (`manage.py pack_checkpoints
     --background`). A job stopped by its time limit leaves the batches it committed; running it again
     finishes the rest."""
-    return job_submit(
-        workspace=workspace,
-        kind=Job.Kind.PACK,
-        params={},
-        task="checkpoints.tasks.pack_checkpoints_job",
-        actor=actor,
-    )
+    return workspace_job_submit(workspace, actor, Job.Kind.PACK, "checkpoints.tasks.pack_checkpoints_job")
 
 
 def checkpoints_pack_for_job(job: Job) -> dict[str, Any]:

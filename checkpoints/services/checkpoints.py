@@ -18,7 +18,7 @@ from django.utils import timezone
 from checkpoints.exceptions import Conflict, Gone, ValidationFailed
 from checkpoints.models import Checkpoint, PendingWrite, Thread, Workspace
 from checkpoints.models.thread import HeadMoved
-from checkpoints.services.audit import Actor, audit_record
+from checkpoints.services.audit import Actor
 from checkpoints.services.checkpoint_reads import (
     checkpoint_compute_checksum,
     checkpoint_verify,
@@ -28,7 +28,7 @@ from checkpoints.services.checkpoint_reads import (
 )
 from checkpoints.services.checkpoint_records import UNSET, Payloads, Unset, encode_document, encode_payloads
 from checkpoints.services.checkpoint_save import SaveResult, checkpoint_save, save_context, save_encoded
-from checkpoints.services.thread_rows import expires_after, thread_touch
+from checkpoints.services.thread_rows import expires_after, thread_audit, thread_touch
 from checkpoints.storage import append_sql
 
 __all__ = [
@@ -48,10 +48,6 @@ __all__ = [
     "pending_writes_put",
     "save_encoded",
 ]
-
-
-def _target_id(thread: Thread, checkpoint: Checkpoint) -> str:
-    return f"{thread.thread_id}/{checkpoint.namespace}/{checkpoint.checkpoint_id}"
 
 
 def _lock_readable(checkpoint: Checkpoint, now: datetime) -> tuple[Thread, Checkpoint]:
@@ -84,12 +80,11 @@ def checkpoint_expire(*, checkpoint: Checkpoint, actor: Actor) -> Checkpoint:
     if current.pinned:
         raise Conflict("The checkpoint is pinned; unpin it before expiring it.", {"pinned": True})
     checkpoints_tombstone(pks=[current.pk], now=now)
-    audit_record(
-        workspace=thread.workspace,
+    thread_audit(
+        thread,
+        checkpoint=current,
         actor=actor,
         action="checkpoint.expire",
-        target_type="checkpoint",
-        target_id=_target_id(thread, current),
         details={"namespace": current.namespace, "checkpoint_id": current.checkpoint_id},
         agents=[current.agent_id],
     )
@@ -142,12 +137,11 @@ def checkpoint_set_ttl(
     Checkpoint.objects.filter(pk=current.pk).update(expires_at=current.expires_at, pinned=current.pinned)
     # Expiry decides which checkpoint is the head, so this moves the head as far as the cache is concerned.
     thread_touch(thread, now=now, head_moved=True)
-    audit_record(
-        workspace=thread.workspace,
+    thread_audit(
+        thread,
+        checkpoint=current,
         actor=actor,
         action="checkpoint.ttl",
-        target_type="checkpoint",
-        target_id=_target_id(thread, current),
         details={
             "ttl_seconds": None if ttl_seconds is UNSET else ttl_seconds,
             "pinned": current.pinned,
@@ -198,12 +192,11 @@ def checkpoint_handoff(
         written_by=actor.writer,
     )
     handed = result.checkpoint
-    audit_record(
-        workspace=thread.workspace,
+    thread_audit(
+        thread,
+        checkpoint=handed,
         actor=actor,
         action="checkpoint.handoff",
-        target_type="checkpoint",
-        target_id=_target_id(thread, handed),
         details={
             "from_checkpoint": current.checkpoint_id,
             "from_agent": current.agent_id,

@@ -80,6 +80,11 @@ def job_submit(
     return job
 
 
+def workspace_job_submit(workspace: Workspace, actor: Actor, kind: str, task: str) -> Job:
+    """`job_submit` for a job over the whole workspace, with no parameters but who asked."""
+    return job_submit(workspace=workspace, kind=kind, params={}, task=task, actor=actor)
+
+
 def job_actor(job: Job) -> Actor:
     """Who asked for the job (from `job_submit(actor=...)`), or the system."""
     stored = job.params.get(_REQUESTED_BY) if isinstance(job.params, dict) else None

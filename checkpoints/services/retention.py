@@ -31,7 +31,7 @@ from checkpoints.models.store import NAMESPACE_SEPARATOR
 from checkpoints.services.audit import Actor, audit_record
 from checkpoints.services.checkpoints import checkpoints_tombstone
 from checkpoints.services.idle_expiry import SOURCE_THREAD, idle_threads
-from checkpoints.services.jobs import job_actor, job_submit
+from checkpoints.services.jobs import job_actor, workspace_job_submit
 from checkpoints.services.thread_rows import thread_audit
 from checkpoints.services.threads import thread_erase
 
@@ -418,13 +418,7 @@ def retention_policy_update(*, workspace: Workspace, actor: Actor, **changes: in
 @transaction.atomic
 def retention_sweep_submit(*, workspace: Workspace, actor: Actor) -> Job:
     """ "Sweep now" for one workspace, as a tracked job (queued now, run by a worker after commit)."""
-    return job_submit(
-        workspace=workspace,
-        kind=Job.Kind.SWEEP,
-        params={},
-        task="checkpoints.tasks.run_sweep_job",
-        actor=actor,
-    )
+    return workspace_job_submit(workspace, actor, Job.Kind.SWEEP, "checkpoints.tasks.run_sweep_job")
 
 
 def retention_sweep_for_job(job: Job) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from checkpoints.exceptions import Conflict, NotFound, ValidationFailed
-from checkpoints.models import Thread, Workspace
+from checkpoints.models import Checkpoint, Thread, Workspace
 from checkpoints.models.thread import CLIENT_ID_PATTERN, HeadMoved
 from checkpoints.services.audit import Actor, audit_record
 
@@ -129,15 +129,24 @@ def thread_touch(thread: Thread, *, now: datetime, head_moved: bool = False) -> 
 
 
 def thread_audit(
-    thread: Thread, *, actor: Actor, action: str, details: dict[str, Any], agents: Iterable[str] = ()
+    thread: Thread,
+    *,
+    actor: Actor,
+    action: str,
+    details: dict[str, Any],
+    agents: Iterable[str] = (),
+    checkpoint: Checkpoint | None = None,
 ) -> None:
-    """Record an audit event whose target is the thread (in the thread's workspace)."""
+    """Record an audit event whose target is the thread, or `checkpoint` of it (in the thread's workspace)."""
+    target = thread.thread_id
+    if checkpoint is not None:
+        target = f"{thread.thread_id}/{checkpoint.namespace}/{checkpoint.checkpoint_id}"
     audit_record(
         workspace=thread.workspace,
         actor=actor,
         action=action,
-        target_type="thread",
-        target_id=thread.thread_id,
+        target_type="thread" if checkpoint is None else "checkpoint",
+        target_id=target,
         details=details,
         agents=agents,
     )

@@ -13,17 +13,11 @@ from checkpoints.storage import thread_memo
 from tests.concurrency.test_optimistic_append import MESSAGES, say, stored_in_order
 from tests.concurrency.test_optimistic_save import statements
 from tests.concurrency.test_state_race import client_like
-from tests.concurrency.test_thread_memo import assert_idle_ttl_applied, in_another_process
-from tests.conftest import ApiClient
+from tests.concurrency.test_thread_memo import WRITE, assert_idle_ttl_applied, in_another_process
+from tests.conftest import POSTGRES_PART_ON_AND_OFF, ApiClient
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.usefixtures("part_on_and_off"),
-]
+pytestmark = POSTGRES_PART_ON_AND_OFF
 PART = "thread_memo"  # run on and off: checkpoints.parts
-
-WRITE = "WITH touched AS (UPDATE"
 
 
 def append(api: ApiClient, *contents: str, query: str = "", **fields: str) -> list[int]:

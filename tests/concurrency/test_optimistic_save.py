@@ -12,7 +12,6 @@ from contextlib import contextmanager
 from typing import Any
 from unittest.mock import ANY
 
-import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -22,13 +21,9 @@ from checkpoints.services.thread_rows import expires_after
 from checkpoints.storage import thread_memo
 from tests.concurrency.runner import run_concurrently
 from tests.concurrency.test_state_race import client_like
-from tests.conftest import ApiClient
+from tests.conftest import POSTGRES_PART_ON_AND_OFF, ApiClient
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.usefixtures("part_on_and_off"),
-]
+pytestmark = POSTGRES_PART_ON_AND_OFF
 PART = "prepared_statements"  # run on and off: checkpoints.parts
 
 CPS = "/api/v1/threads/t1/checkpoints/"

@@ -21,14 +21,10 @@ from checkpoints.packing import digests
 from checkpoints.services.checkpoints import checkpoint_save
 from checkpoints.storage import save_sql, stored_values
 from tests.concurrency.test_optimistic_save import statements
-from tests.conftest import ApiClient
+from tests.conftest import POSTGRES_PART_ON_AND_OFF, ApiClient
 from tests.storage.test_stored_values import chat, restore, save, stored_state_in
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.usefixtures("part_on_and_off"),
-]
+pytestmark = POSTGRES_PART_ON_AND_OFF
 PART = "sent_parts"  # run on and off: checkpoints.parts
 
 GRACE = timedelta(seconds=settings.CAIRN_VALUE_GRACE_SECONDS)

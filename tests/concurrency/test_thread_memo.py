@@ -17,13 +17,9 @@ from checkpoints.models import Checkpoint, PendingWrite, Thread
 from checkpoints.storage import thread_memo
 from tests.concurrency.test_optimistic_save import CPS, statements, task_writes
 from tests.concurrency.test_state_race import client_like
-from tests.conftest import ApiClient
+from tests.conftest import POSTGRES_PART_ON_AND_OFF, ApiClient
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.usefixtures("part_on_and_off"),
-]
+pytestmark = POSTGRES_PART_ON_AND_OFF
 PART = "thread_memo"  # run on and off: checkpoints.parts
 
 WRITE = "WITH touched AS (UPDATE"

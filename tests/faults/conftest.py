@@ -16,7 +16,7 @@ from tests.faults.services import (
     PostgresCluster,
     RedisServer,
     missing_postgres_binaries,
-    require_redis_server,
+    running_redis_server,
 )
 
 TEMPLATE = "cairn_template"
@@ -45,13 +45,8 @@ def database_url(pg_cluster: PostgresCluster) -> str:
 
 @pytest.fixture
 def redis_server() -> Iterator[RedisServer]:
-    require_redis_server()
-    server = RedisServer()
-    server.start()
-    try:
+    with running_redis_server() as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -165,6 +166,18 @@ class RedisServer:
             self.resume()
             self.process.kill()
             self.process.wait()
+
+
+@contextlib.contextmanager
+def running_redis_server() -> Iterator[RedisServer]:
+    """A started RedisServer of the test's own, stopped on exit (the test is skipped without redis-server)."""
+    require_redis_server()
+    server = RedisServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 def spawn(stack: Stack, name: str, argv: list[str]) -> subprocess.Popen[bytes]:

@@ -11,11 +11,9 @@ import pytest
 from django.conf import settings
 from django.db import connection, connections
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.usefixtures("part_on_and_off"),
-]
+from tests.conftest import POSTGRES_PART_ON_AND_OFF
+
+pytestmark = POSTGRES_PART_ON_AND_OFF
 PART = "quiet_health_check"  # run on and off: checkpoints.parts
 
 

@@ -19,9 +19,8 @@ from checkpoints.llm import (
 )
 from checkpoints.medallion_schema import Evidence, MedallionScope
 from checkpoints.models import Job, Medallion, MedallionRevision, Workspace
-from checkpoints.services.jobs import job_execute
-from checkpoints.services.medallions import medallion_checkpoint
 from tests.llm.fake_openai import FakeOpenAI, Reply, answer, serve
+from tests.medallions.fixtures import checkpoint_job
 
 GOOD: dict[str, Any] = {
     "summary": {
@@ -70,13 +69,7 @@ def openai_settings(settings: Any, llm: FakeOpenAI) -> FakeOpenAI:
 
 
 def run_checkpoint(workspace: Workspace) -> Job:
-    job = Job.objects.create(
-        workspace=workspace,
-        kind=Job.Kind.SUMMARIZE,
-        params={"operation": "checkpoint", "scope": SCOPE, "evidence": EVIDENCE, "thread_id": None},
-    )
-    finished = job_execute(job.pk, medallion_checkpoint)
-    assert finished is not None
+    finished = checkpoint_job(workspace, SCOPE, EVIDENCE)
     finished.refresh_from_db()
     return finished
 

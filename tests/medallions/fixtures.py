@@ -13,6 +13,8 @@ from django.utils import timezone
 
 from checkpoints import medallion_schema as schema
 from checkpoints.models import Job, Medallion, Workspace
+from checkpoints.services.jobs import job_execute
+from checkpoints.services.medallions import medallion_checkpoint
 
 MakeMedallion = Callable[..., Medallion]
 
@@ -80,3 +82,17 @@ def result_of(job: Job) -> dict[str, Any]:
     """A finished job's result (a JSON object)."""
     assert isinstance(job.result, dict), (job.status, job.error)
     return job.result
+
+
+def checkpoint_job(
+    workspace: Workspace, scope: dict[str, Any], evidence: dict[str, Any], thread_id: str | None = None
+) -> Job:
+    """Run checkpoint_session as a job, through job_execute (what the Celery task does); the finished job."""
+    job = Job.objects.create(
+        workspace=workspace,
+        kind=Job.Kind.SUMMARIZE,
+        params={"operation": "checkpoint", "scope": scope, "evidence": evidence, "thread_id": thread_id},
+    )
+    finished = job_execute(job.pk, medallion_checkpoint)
+    assert finished is not None
+    return finished

@@ -32,7 +32,7 @@ from checkpoints.services.medallions import (
 )
 from tests.concurrency.runner import run_concurrently
 from tests.factories import WorkspaceFactory
-from tests.medallions.fixtures import result_of
+from tests.medallions.fixtures import checkpoint_job, result_of
 
 pytestmark = pytest.mark.django_db
 ACTOR = Actor.system("test")
@@ -42,23 +42,9 @@ def evidence(text: str, *transcripts: str) -> dict[str, Any]:
     return {"session_summary": text, "transcripts": list(transcripts), "artefacts": {}}
 
 
-def checkpoint(
-    workspace: Workspace, scope: dict[str, Any], ev: dict[str, Any], thread_id: str | None = None
-) -> Job:
-    """Run checkpoint_session as a job, through job_execute (what the Celery task does)."""
-    job = Job.objects.create(
-        workspace=workspace,
-        kind=Job.Kind.SUMMARIZE,
-        params={"operation": "checkpoint", "scope": scope, "evidence": ev, "thread_id": thread_id},
-    )
-    finished = job_execute(job.pk, medallion_checkpoint)
-    assert finished is not None
-    return finished
-
-
 def test_it_creates_then_updates_the_medallion_of_an_exact_scope(workspace: Workspace) -> None:
     scope = {"graph_nodes": ["repo:muse", "module:cli"], "tags": ["refactor"]}
-    first = checkpoint(
+    first = checkpoint_job(
         workspace, scope, evidence("Started the CLI.", "dev: We decided to use click for the CLI.")
     )
     assert (
@@ -68,7 +54,9 @@ def test_it_creates_then_updates_the_medallion_of_an_exact_scope(workspace: Work
     )
     # The same scope spelled differently is the same scope.
     messy = {"graph_nodes": [" module:cli", "repo:muse", "repo:muse"], "tags": ["refactor", " "]}
-    second = checkpoint(workspace, messy, evidence("Added errors.", "dev: We will wrap errors in CliError."))
+    second = checkpoint_job(
+        workspace, messy, evidence("Added errors.", "dev: We will wrap errors in CliError.")
+    )
     assert second.result == {**result_of(first), "version": 2, "created": False}
     medallion = Medallion.objects.get()
     assert medallion.version == 2 and medallion.model == "cairn-extractive-1"
@@ -92,9 +80,9 @@ def test_it_never_touches_a_narrower_or_overlapping_scope(workspace: Workspace) 
         "overlapping": {"graph_nodes": ["repo:muse", "module:cli"], "tags": ["refactor", "perf"]},
     }
     for name, scope in scopes.items():
-        checkpoint(workspace, scope, evidence(f"{name} session."))
+        checkpoint_job(workspace, scope, evidence(f"{name} session."))
     before = {m.pk: (m.version, m.high_level) for m in Medallion.objects.all()}
-    checkpoint(workspace, scopes["wide"], evidence("Second wide session."))
+    checkpoint_job(workspace, scopes["wide"], evidence("Second wide session."))
     after = {m.pk: (m.version, m.high_level) for m in Medallion.objects.all()}
     changed = [pk for pk in after if after[pk] != before[pk]]
     assert len(after) == 3 and len(changed) == 1
@@ -104,10 +92,10 @@ def test_it_never_touches_a_narrower_or_overlapping_scope(workspace: Workspace) 
 
 def test_a_stale_medallion_frees_its_scope_for_a_new_one(workspace: Workspace) -> None:
     scope = {"graph_nodes": ["repo:muse"], "tags": []}
-    first = checkpoint(workspace, scope, evidence("One."))
+    first = checkpoint_job(workspace, scope, evidence("One."))
     old = Medallion.objects.get()
     medallion_update(medallion=old, changes={"status": "stale"}, actor=ACTOR)
-    second = checkpoint(workspace, scope, evidence("Two."))
+    second = checkpoint_job(workspace, scope, evidence("Two."))
     assert (
         result_of(second)["created"] is True
         and result_of(second)["medallion_id"] != result_of(first)["medallion_id"]
@@ -120,8 +108,8 @@ def test_a_stale_medallion_frees_its_scope_for_a_new_one(workspace: Workspace) -
 def test_it_records_the_source_thread_and_widens_the_knowledge_window(workspace: Workspace) -> None:
     Thread.objects.create(workspace=workspace, thread_id="run-1")
     scope = {"graph_nodes": [], "tags": ["t"]}
-    first = checkpoint(workspace, scope, evidence("One."), thread_id="run-1")
-    second = checkpoint(workspace, scope, evidence("Two."))
+    first = checkpoint_job(workspace, scope, evidence("One."), thread_id="run-1")
+    second = checkpoint_job(workspace, scope, evidence("Two."))
     medallion = Medallion.objects.get()
     assert medallion.source_thread_public_id == "run-1"  # kept when an update names no thread
     assert medallion.knowledge_min_ts == first.created_at and medallion.knowledge_max_ts == second.created_at
@@ -129,7 +117,7 @@ def test_it_records_the_source_thread_and_widens_the_knowledge_window(workspace:
 
 def test_the_longest_scope_items_still_make_a_valid_medallion(workspace: Workspace) -> None:
     node = "module:" + "x" * 248  # 255 characters: the longest a scope item may be
-    job = checkpoint(workspace, {"graph_nodes": [node], "tags": []}, evidence(f"Worked on {node[-20:]}."))
+    job = checkpoint_job(workspace, {"graph_nodes": [node], "tags": []}, evidence(f"Worked on {node[-20:]}."))
     assert job.status == Job.Status.SUCCEEDED, job.error
     medallion = Medallion.objects.for_api().get()
     document = medallion_document(medallion)  # parses the stored content again
@@ -138,7 +126,7 @@ def test_the_longest_scope_items_still_make_a_valid_medallion(workspace: Workspa
 
 
 def test_the_job_is_idempotent_when_redelivered(workspace: Workspace) -> None:
-    job = checkpoint(workspace, {"tags": ["t"], "graph_nodes": []}, evidence("One."))
+    job = checkpoint_job(workspace, {"tags": ["t"], "graph_nodes": []}, evidence("One."))
     # A redelivery after a crash between the write and the job's success (the job still "running").
     Job.objects.filter(pk=job.pk).update(status=Job.Status.QUEUED)
     again = job_execute(job.pk, medallion_checkpoint)

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from checkpoints.bench.server import Gunicorn, Stack
-from tests.faults.services import RedisServer, require_redis_server
+from tests.faults.services import RedisServer, running_redis_server
 
 pytestmark = pytest.mark.slow
 
@@ -41,14 +41,8 @@ def test_a_hundred_concurrent_probes_against_a_healthy_redis_all_answer_200(prod
 
 @pytest.fixture
 def own_redis() -> Iterator[RedisServer]:
-    require_redis_server()
-    server = RedisServer()
-    server.start()
-    try:
+    with running_redis_server() as server:
         yield server
-    finally:
-        if server.process is not None and server.process.poll() is None:
-            server.kill()
 
 
 def test_probes_report_a_redis_that_stopped_listening(

@@ -169,6 +169,15 @@ def _closing(hostile: list[Hostile]) -> None:
         conn.sock.close()
 
 
+def _assert_no_worker_held(hostile: list[Hostile], probes: Probes, statuses: set[int]) -> None:
+    """Every probe was answered, every hostile connection refused or closed in time; then all are closed."""
+    try:
+        probes.assert_all_answered()
+        _assert_refused_or_closed_in_time(hostile, statuses)
+    finally:
+        _closing(hostile)
+
+
 @pytest.mark.parametrize(
     ("head_bytes", "statuses"),
     [
@@ -200,11 +209,7 @@ def test_an_endless_chunk_size_line_holds_no_worker(web: Gunicorn, key: str) -> 
         + b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
     )
     hostile, probes = _hold(web, head + b"1" + b"0" * 1999, lambda n: b"0")
-    try:
-        probes.assert_all_answered()
-        _assert_refused_or_closed_in_time(hostile, {400, 408, 413})
-    finally:
-        _closing(hostile)
+    _assert_no_worker_held(hostile, probes, {400, 408, 413})
 
 
 def test_endless_chunked_trailers_hold_no_worker(web: Gunicorn, key: str) -> None:
@@ -219,11 +224,7 @@ def test_endless_chunked_trailers_hold_no_worker(web: Gunicorn, key: str) -> Non
         + b"".join(b"X-Trailer-%05d: %s\r\n" % (n, b"t" * 1000) for n in range(HEAD_BYTES // 1000 + 1))
     )
     hostile, probes = _hold(web, request, lambda n: b"X-More-%d: t\r\n" % n)
-    try:
-        probes.assert_all_answered()
-        _assert_refused_or_closed_in_time(hostile, {400, 408, 431})
-    finally:
-        _closing(hostile)
+    _assert_no_worker_held(hostile, probes, {400, 408, 431})
 
 
 @pytest.mark.parametrize("path", ["/dashboard/login/", "/admin/login/"])
@@ -236,11 +237,7 @@ def test_a_sign_in_upload_declaring_40_mb_holds_no_worker(web: Gunicorn, path: s
         f'--{boundary}\r\nContent-Disposition: form-data; name="upload"; filename="a.bin"\r\n\r\n'
     ).encode()
     hostile, probes = _hold(web, head, lambda n: b"x" * 100)
-    try:
-        probes.assert_all_answered()
-        _assert_refused_or_closed_in_time(hostile, {400, 408, 413})
-    finally:
-        _closing(hostile)
+    _assert_no_worker_held(hostile, probes, {400, 408, 413})
 
 
 def test_clients_that_pipeline_and_never_read_hold_no_worker(web: Gunicorn, key: str) -> None:

@@ -45,6 +45,23 @@ def run_together(*jobs: Callable[[], Any]) -> list[Any]:
     return results
 
 
+def pinning(
+    saved: list[Checkpoint], acknowledged: list[int], *, refused: tuple[type[Exception], ...]
+) -> Callable[[], None]:
+    """A writer that pins each checkpoint in turn, recording in `acknowledged` the pk of each pin that
+    succeeded (a pin refused with one of `refused` is skipped: the other side got there first)."""
+
+    def pin_all() -> None:
+        for checkpoint in saved:
+            try:
+                checkpoint_set_ttl(checkpoint=checkpoint, actor=Actor.system("test"), pinned=True)
+            except refused:
+                continue
+            acknowledged.append(checkpoint.pk)
+
+    return pin_all
+
+
 def test_it_two_concurrent_sweeps_tombstone_every_row_exactly_once() -> None:
     workspaces = [WorkspaceFactory.create(slug=f"ws{n}") for n in range(3)]
     Workspace.objects.filter(slug="ws2").update(keep_latest=1)
@@ -75,14 +92,7 @@ def test_it_a_sweep_racing_writers_that_pin_never_deadlocks_or_tombstones_a_pinn
     saved = [make_checkpoint(workspace, f"t{n % 10}", ttl_seconds=3600, state={"n": n}) for n in range(60)]
     later = timezone.now() + timedelta(hours=2)
     pinned: list[int] = []
-
-    def pin_all() -> None:
-        for checkpoint in saved:
-            try:
-                checkpoint_set_ttl(checkpoint=checkpoint, actor=Actor.system("test"), pinned=True)
-                pinned.append(checkpoint.pk)
-            except Gone:
-                pass  # the sweep got there first
+    pin_all = pinning(saved, pinned, refused=(Gone,))  # Gone: the sweep got there first
 
     sweep_counts, _ = run_together(lambda: retention_sweep(now=later, batch_size=5), pin_all)
 
@@ -125,14 +135,8 @@ def test_it_an_idle_expiry_racing_pins_never_deletes_a_checkpoint_whose_pin_was_
     # again. Only the pin keeps the thread.
     later = timezone.now() + timedelta(minutes=5)
     acknowledged: list[int] = []
-
-    def pin_all() -> None:
-        for checkpoint in saved:
-            try:
-                checkpoint_set_ttl(checkpoint=checkpoint, actor=Actor.system("test"), pinned=True)
-            except (Thread.DoesNotExist, Checkpoint.DoesNotExist, Gone):
-                continue  # the expiry deleted the thread first: the pin was refused, not acknowledged
-            acknowledged.append(checkpoint.pk)
+    # Refused, not acknowledged, when the expiry deleted the thread first.
+    pin_all = pinning(saved, acknowledged, refused=(Thread.DoesNotExist, Checkpoint.DoesNotExist, Gone))
 
     deleted, _ = run_together(lambda: threads_expire_idle(now=later), pin_all)
 

@@ -23,7 +23,6 @@ from checkpoints.services.annotations import (
     annotation_get,
     thread_annotations,
 )
-from checkpoints.services.checkpoint_reads import checkpoint_get
 
 
 class ThreadAnnotationsView(ThreadScopedView):
@@ -49,21 +48,12 @@ class ThreadAnnotationsView(ThreadScopedView):
     def post(self, request: Request, thread_id: str) -> Response:
         data = self.validated(AnnotationCreateSerializer)
         thread = self.thread(thread_id)
-        checkpoint_id = data.get("checkpoint_id")
-        checkpoint = None
-        if checkpoint_id is not None:
-            checkpoint = checkpoint_get(
-                workspace=self.workspace,
-                thread_id=thread.thread_id,
-                checkpoint_id=checkpoint_id,
-                namespace=data.get("namespace"),
-            )
         annotation = annotation_create(
             thread=thread,
             actor=self.actor,
             comment=data["comment"],
             verdict=data.get("verdict") or "",
-            checkpoint=checkpoint,
+            checkpoint=self.named_checkpoint(thread, data),
         )
         body = AnnotationSerializer.render(annotation, {"thread_id": thread.thread_id})
         return Response(body, status=status.HTTP_201_CREATED)

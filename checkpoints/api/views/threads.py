@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.db.models import QuerySet
@@ -28,7 +29,7 @@ from checkpoints.api.serializers.threads import (
 )
 from checkpoints.api.views.base import USER_PARAM, WorkspaceAPIView
 from checkpoints.exceptions import NotFound, ValidationFailed
-from checkpoints.models import Thread
+from checkpoints.models import Checkpoint, Thread
 from checkpoints.models.thread import ThreadQuerySet
 from checkpoints.services.checkpoint_reads import checkpoint_get, thread_get
 from checkpoints.services.idle_expiry import with_idle_expiry
@@ -57,6 +58,18 @@ class ThreadScopedView(WorkspaceAPIView):
         if thread is None:
             raise NotFound(f"Thread {thread_id!r} not found.")
         return thread
+
+    def named_checkpoint(self, thread: Thread, data: Mapping[str, Any]) -> Checkpoint | None:
+        """The checkpoint of `thread` a request body names by `checkpoint_id` (and `namespace`), or None."""
+        if data.get("checkpoint_id") is None:
+            return None
+        # Without a namespace the id must be unique in the thread (409 ambiguous_id otherwise).
+        return checkpoint_get(
+            workspace=self.workspace,
+            thread_id=thread.thread_id,
+            checkpoint_id=data["checkpoint_id"],
+            namespace=data.get("namespace"),
+        )
 
     def detail_response(self, thread: Thread, code: int = status.HTTP_200_OK) -> Response:
         """The thread with its counts, sizes, head and idle expiry (one query, whatever the thread holds, and
@@ -161,19 +174,10 @@ class ThreadForkView(ThreadScopedView):
     def post(self, request: Request, thread_id: str) -> Response:
         source = self.thread(thread_id)
         data = self.validated(ThreadForkSerializer)
-        checkpoint = None
-        if "checkpoint_id" in data:
-            # Without a namespace the id must be unique in the thread (409 ambiguous_id otherwise).
-            checkpoint = checkpoint_get(
-                workspace=self.workspace,
-                thread_id=source.thread_id,
-                checkpoint_id=data["checkpoint_id"],
-                namespace=data.get("namespace"),
-            )
         forked = thread_fork(
             source=source,
             actor=self.actor,
-            checkpoint=checkpoint,
+            checkpoint=self.named_checkpoint(source, data),
             namespace=data.get("namespace", ""),
             thread_id=data.get("thread_id"),
             name=data.get("name"),

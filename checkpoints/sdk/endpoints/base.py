@@ -126,6 +126,18 @@ def parse_none(response: Response) -> None:
     return None
 
 
+def delete_call(path: str, *, user_id: str | None = None) -> Call[None]:
+    """DELETE `path`: idempotent, and a 404 answering a retry means the first attempt deleted it."""
+    return Call(
+        "DELETE",
+        path,
+        parse_none,
+        params=params(user_id=user_id),
+        idempotent=True,
+        done_on_retry=frozenset({404}),
+    )
+
+
 def parse_json(response: Response) -> Any:
     return response.body
 

@@ -13,9 +13,9 @@ from checkpoints.medallion_schema import Evidence, Medallion, MedallionScope
 from checkpoints.sdk import flows
 from checkpoints.sdk.endpoints.base import (
     Endpoints,
+    delete_call,
     params,
     parse_json,
-    parse_none,
     positive_limit,
     request,
     seg,
@@ -171,13 +171,7 @@ def medallion_update(
 
 
 def medallion_delete(medallion_id: str) -> Call[None]:
-    return Call(
-        "DELETE",
-        f"medallions/{seg(medallion_id)}/",
-        parse_none,
-        idempotent=True,
-        done_on_retry=frozenset({404}),
-    )
+    return delete_call(f"medallions/{seg(medallion_id)}/")
 
 
 def medallion_revisions(

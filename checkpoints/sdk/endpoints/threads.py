@@ -12,11 +12,11 @@ from checkpoints.ids import new_id
 from checkpoints.sdk.endpoints.base import (
     Endpoints,
     body_of,
+    delete_call,
     endpoint,
     list_params,
     params,
     parse_checkpoint,
-    parse_none,
     positive_limit,
     request,
     seg,
@@ -110,14 +110,7 @@ def thread_patch(thread_id: str, changes: Mapping[str, Any], *, user_id: str | N
 
 def thread_delete(thread_id: str, *, user_id: str | None = None) -> Call[None]:
     """Erase the thread and everything under it (checkpoints, writes, messages)."""
-    return Call(
-        "DELETE",
-        f"threads/{seg(thread_id)}/",
-        parse_none,
-        params=params(user_id=user_id),
-        idempotent=True,
-        done_on_retry=frozenset({404}),
-    )
+    return delete_call(f"threads/{seg(thread_id)}/", user_id=user_id)
 
 
 def thread_state(thread_id: str, *, namespace: str = "") -> Call[Checkpoint]:
@@ -246,14 +239,7 @@ def message_get(thread_id: str, message_id: str, *, user_id: str | None = None) 
 
 
 def message_delete(thread_id: str, message_id: str, *, user_id: str | None = None) -> Call[None]:
-    return Call(
-        "DELETE",
-        f"threads/{seg(thread_id)}/messages/{seg(message_id)}/",
-        parse_none,
-        params=params(user_id=user_id),
-        idempotent=True,
-        done_on_retry=frozenset({404}),
-    )
+    return delete_call(f"threads/{seg(thread_id)}/messages/{seg(message_id)}/", user_id=user_id)
 
 
 def messages_search(
@@ -311,14 +297,7 @@ def annotations_list(
 
 
 def annotation_delete(thread_id: str, annotation_id: str, *, user_id: str | None = None) -> Call[None]:
-    return Call(
-        "DELETE",
-        f"threads/{seg(thread_id)}/annotations/{seg(annotation_id)}/",
-        parse_none,
-        params=params(user_id=user_id),
-        idempotent=True,
-        done_on_retry=frozenset({404}),
-    )
+    return delete_call(f"threads/{seg(thread_id)}/annotations/{seg(annotation_id)}/", user_id=user_id)
 
 
 class ThreadEndpoints(Endpoints):

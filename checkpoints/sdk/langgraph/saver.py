@@ -50,6 +50,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from checkpoints.sdk import flows
 from checkpoints.sdk.aclient import AsyncClient
 from checkpoints.sdk.client import Client
+from checkpoints.sdk.client_pair import client_pair
 from checkpoints.sdk.closing import AsyncClosing, Closing
 from checkpoints.sdk.endpoints import checkpoints as cp_calls
 from checkpoints.sdk.endpoints import langgraph as lg_calls
@@ -156,10 +157,7 @@ class CairnSaver(BaseCheckpointSaver[str], Closing, AsyncClosing):
         page_size: int = 100,
     ) -> None:
         super().__init__(serde=serde)
-        if (client is None or async_client is None) and (base_url is None or api_key is None):
-            raise ValueError("pass base_url and api_key, or both client and async_client")
-        self.client = client or Client(cast(str, base_url), cast(str, api_key))
-        self.async_client = async_client or AsyncClient(cast(str, base_url), cast(str, api_key))
+        self.client, self.async_client = client_pair(base_url, api_key, client, async_client)
         self.agent_id = agent_id
         self.ttl_seconds = ttl_seconds
         self.page_size = max(1, min(page_size, MAX_PAGE))

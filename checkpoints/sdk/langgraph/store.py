@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from langgraph.store.base import (
     BaseStore,
@@ -38,6 +38,7 @@ from langgraph.store.base.embed import ensure_embeddings, get_text_at_path, toke
 
 from checkpoints.sdk.aclient import AsyncClient
 from checkpoints.sdk.client import Client
+from checkpoints.sdk.client_pair import client_pair
 from checkpoints.sdk.closing import AsyncClosing, Closing
 from checkpoints.sdk.transport import Call
 
@@ -106,6 +107,22 @@ class _Batch:
 
     def all_queries(self) -> list[str]:
         return [query for query in self.queries if query is not None]
+
+    def vectors(self) -> tuple[list[list[float]], list[list[float]]]:
+        """The embeddings of the put texts and of the search queries (none without an embedder)."""
+        if self.embedder is None:
+            return [], []
+        texts, embeddings = self.all_texts(), self.embedder.embeddings
+        documents = embeddings.embed_documents(texts) if texts else []
+        return documents, [embeddings.embed_query(query) for query in self.all_queries()]
+
+    async def avectors(self) -> tuple[list[list[float]], list[list[float]]]:
+        """`vectors`, by the embeddings' async methods."""
+        if self.embedder is None:
+            return [], []
+        texts, embeddings = self.all_texts(), self.embedder.embeddings
+        documents = await embeddings.aembed_documents(texts) if texts else []
+        return documents, [await embeddings.aembed_query(query) for query in self.all_queries()]
 
     def calls(self, bodies: list[dict[str, Any]]) -> list[Call[list[Any]]]:
         return [
@@ -180,10 +197,7 @@ class CairnStore(BaseStore, Closing, AsyncClosing):
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
     ) -> None:
-        if (client is None or async_client is None) and (base_url is None or api_key is None):
-            raise ValueError("pass base_url and api_key, or both client and async_client")
-        self.client = client or Client(cast(str, base_url), cast(str, api_key))
-        self.async_client = async_client or AsyncClient(cast(str, base_url), cast(str, api_key))
+        self.client, self.async_client = client_pair(base_url, api_key, client, async_client)
         self.index_config = index
         self.ttl_config = ttl
         self._embedder = _Embedder(index) if index and index.get("embed") else None
@@ -203,12 +217,7 @@ class CairnStore(BaseStore, Closing, AsyncClosing):
         batch = _Batch(list(ops), self._embedder)
         if not batch.ops:
             return []
-        documents: list[list[float]] = []
-        queries: list[list[float]] = []
-        if self._embedder is not None:
-            texts, questions = batch.all_texts(), batch.all_queries()
-            documents = self._embedder.embeddings.embed_documents(texts) if texts else []
-            queries = [self._embedder.embeddings.embed_query(q) for q in questions]
+        documents, queries = batch.vectors()
         answers = [
             answer
             for call in batch.calls(batch.bodies(documents, queries))
@@ -220,12 +229,7 @@ class CairnStore(BaseStore, Closing, AsyncClosing):
         batch = _Batch(list(ops), self._embedder)
         if not batch.ops:
             return []
-        documents: list[list[float]] = []
-        queries: list[list[float]] = []
-        if self._embedder is not None:
-            texts, questions = batch.all_texts(), batch.all_queries()
-            documents = await self._embedder.embeddings.aembed_documents(texts) if texts else []
-            queries = [await self._embedder.embeddings.aembed_query(q) for q in questions]
+        documents, queries = await batch.avectors()
         answers: list[Any] = []
         for call in batch.calls(batch.bodies(documents, queries)):
             answer: list[Any] = await self.async_client.send(call)

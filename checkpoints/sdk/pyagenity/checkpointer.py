@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from checkpoints.sdk.aclient import AsyncClient
 from checkpoints.sdk.client import Client
+from checkpoints.sdk.client_pair import client_pair
 from checkpoints.sdk.pyagenity import convert
 from checkpoints.sdk.pyagenity.operations import CheckpointerFlows
 
@@ -33,10 +34,7 @@ class CairnCheckpointer(CheckpointerFlows, Base):
         agent_id: str = "pyagenity",
         state_type: Any = None,
     ) -> None:
-        if (client is None or async_client is None) and (base_url is None or api_key is None):
-            raise ValueError("pass base_url and api_key, or both client and async_client")
-        self.client = client or Client(base_url or "", api_key or "")
-        self.async_client = async_client or AsyncClient(base_url or "", api_key or "")
+        self.client, self.async_client = client_pair(base_url, api_key, client, async_client)
         self.agent_id = agent_id
         self.state_type = state_type
 
