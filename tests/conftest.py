@@ -27,10 +27,17 @@ USING_POSTGRES = os.environ.get("DATABASE_URL", "").startswith(("postgres://", "
 USING_REDIS = bool(os.environ.get("REDIS_URL"))
 
 
+# Fixtures that start the services a test runs on (tests/faults/conftest.py): such a test is the same on
+# either backend, so it is `one_backend` (CI runs it in one suite only, docs/development.md).
+OWN_SERVICES = {"pg_cluster"}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     skip_pg = pytest.mark.skip(reason="needs PostgreSQL: set DATABASE_URL=postgres://...")
     skip_redis = pytest.mark.skip(reason="needs Redis: set REDIS_URL=redis://...")
     for item in items:
+        if OWN_SERVICES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.one_backend)
         if "postgres" in item.keywords and not USING_POSTGRES:
             item.add_marker(skip_pg)
         if "redis" in item.keywords and not USING_REDIS:

@@ -5,7 +5,11 @@ from __future__ import annotations
 import time
 import uuid
 
+import pytest
+
 from checkpoints.ids import new_id, uuid7
+
+pytestmark = pytest.mark.one_backend  # pure code: the same on either backend (tests/conftest.py)
 
 
 def test_it_is_a_version_7_rfc_uuid_with_the_current_time() -> None:

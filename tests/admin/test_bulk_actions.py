@@ -1,5 +1,6 @@
-"""Bulk operations act on every row matching the changelist's filter — all 2,000, not one page of 50 —
-through the services, so each row is audited."""
+"""Bulk operations act on every row matching the changelist's filter — all of them, not one page of 50, in
+as many batches as it takes — through the services, so each row is audited. The batch is made small here
+(`BULK_BATCH`), so a few hundred rows cross several pages and several batches."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from checkpoints.admin import base as admin_base
 from checkpoints.models import ApiKey, AuditEvent, Checkpoint, Thread, Workspace
 from checkpoints.services.checkpoints import checkpoint_compute_checksum
 from checkpoints.services.workspaces import api_key_create
@@ -17,7 +19,13 @@ from tests.factories import make_checkpoint
 
 pytestmark = pytest.mark.django_db
 
-MANY = 2_000
+BATCH = 60
+MANY = 3 * BATCH + 7  # several pages of 50 and several batches, the last one short
+
+
+@pytest.fixture(autouse=True)
+def _small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(admin_base, "BULK_BATCH", BATCH)
 
 
 def bulk_checkpoints(workspace: Workspace, thread_id: str, count: int) -> Thread:

@@ -9,8 +9,12 @@ import tokenize
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from tests.docs.pages import REPO
 from tests.docs.test_pages import WORK_WORDING
+
+pytestmark = pytest.mark.one_backend  # pure code: the same on either backend (tests/conftest.py)
 
 SOURCES = ["checkpoints", "project", "tests", "tools"]
 DOCS_PATH = re.compile(r"(?<![\w/.-])docs/[A-Za-z0-9_./-]*[A-Za-z0-9_/]")

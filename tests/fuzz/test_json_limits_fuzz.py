@@ -18,6 +18,8 @@ from checkpoints.api.parsers import StrictJSONParser, json_depth_exceeds, nestin
 from checkpoints.exceptions import PayloadTooLarge, ValidationFailed
 from tests.fuzz.strategies import depth, json_values, keys
 
+pytestmark = pytest.mark.one_backend  # pure code: the same on either backend (tests/conftest.py)
+
 # Strings full of what a naive bracket counter trips over.
 PIECES = ["[", "]", "{", "}", '"', "\\", ",", ":", "\\u005b", '\\"', "a", "\x00", "é"]
 tricky = st.lists(st.sampled_from(PIECES), max_size=8).map("".join)

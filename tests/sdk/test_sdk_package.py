@@ -16,6 +16,8 @@ import pytest
 
 from tests.sdk.conftest import REPO, run_python
 
+pytestmark = pytest.mark.one_backend  # what the package installs: the same on either backend
+
 # What the server needs and the SDK must never pull in.
 SERVER_DISTRIBUTIONS = {
     "django",

@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checkpoints.integrity import canonical_json
 from checkpoints.packing import PACK_MIN, assemble, digest_of, is_packed, pack, references
+
+pytestmark = pytest.mark.one_backend  # pure code: the same on either backend (tests/conftest.py)
 
 
 def message(n: int, size: int = 300) -> dict[str, Any]:
