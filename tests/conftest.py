@@ -11,7 +11,7 @@ from typing import Any
 import jsonpatch
 import pytest
 from django.core.cache import cache
-from django.db import connection
+from django.db import connection, transaction
 from redis.connection import AbstractConnection
 from rest_framework.test import APIClient
 
@@ -90,6 +90,16 @@ def eager_celery(settings: Any) -> None:
     runs a real worker). Set through the Django setting only: a value written to `app.conf` would shadow the
     setting for every later test in the process."""
     settings.CELERY_TASK_ALWAYS_EAGER = True
+
+
+@pytest.fixture(scope="module")
+def rows_shared_by_module(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
+    """For a module whose tests only read (the index tests' tens of thousands of rows): what its
+    module-scoped fixtures write is made once, in a transaction that stays open while the module runs (each
+    test's own transaction is a savepoint inside it) and is rolled back after the module."""
+    with django_db_blocker.unblock(), transaction.atomic():
+        yield
+        transaction.set_rollback(True)
 
 
 @pytest.fixture

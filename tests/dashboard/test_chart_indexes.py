@@ -23,11 +23,12 @@ pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 TABLES = ("checkpoints_checkpoint", "checkpoints_message", "checkpoints_job", "checkpoints_auditeventagent")
 
 
-@pytest.fixture
-def loaded(workspace: Workspace) -> Workspace:
+@pytest.fixture(scope="module")
+def loaded(rows_shared_by_module: None) -> Workspace:
     """Three workspaces of 30 threads of 100 checkpoints and 100 messages, one created every 30 hours
     (about 9,000 of each over four months; a third of the checkpoints expired five hours after), plus jobs
     and audit events naming agents."""
+    workspace = WorkspaceFactory.create(slug="acme")
     now = timezone.now()
     checkpoints: list[Checkpoint] = []
     messages: list[Message] = []
