@@ -21,6 +21,7 @@ import redis
 from django.core.cache import cache
 from django.core.cache.backends.redis import RedisCache, RedisSerializer
 from django.utils.functional import cached_property
+from django.utils.module_loading import import_string
 from redis.exceptions import RedisError, ResponseError
 
 logger = logging.getLogger(__name__)
@@ -50,8 +51,11 @@ class ResilientRedisCache(RedisCache):
             for name, value in params.get("OPTIONS", {}).items()
             if name not in self.DJANGO_OPTIONS
         }
-        # Django's default serializer (Cairn's settings name no other): values read and written alike.
-        self.serializer = RedisSerializer()
+        # The serializer Django's backend uses (OPTIONS["serializer"] read as Django reads it), so the values
+        # this backend writes and reads by hand are the ones Django's cache calls read and write.
+        serializer = params.get("OPTIONS", {}).get("serializer") or RedisSerializer
+        serializer = import_string(serializer) if isinstance(serializer, str) else serializer
+        self.serializer = serializer() if callable(serializer) else serializer
 
     @cached_property
     def client(self) -> redis.Redis:

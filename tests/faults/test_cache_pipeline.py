@@ -56,3 +56,28 @@ def test_a_forked_process_does_not_share_its_parents_connection(backend: Resilie
     assert os.waitstatus_to_exitcode(status) == 0
     assert backend.get_and_incr_window(None, "window", 60) == (None, 3)
     assert backend.client.client_id() == parents
+
+
+class ReversedText:
+    """A serializer of a test's own: text stored reversed."""
+
+    def dumps(self, value: str) -> bytes:
+        return value[::-1].encode()
+
+    def loads(self, raw: bytes) -> str:
+        return raw.decode()[::-1]
+
+
+def test_the_round_trips_use_the_serializer_django_is_configured_with() -> None:
+    backend = ResilientRedisCache(
+        os.environ.get("REDIS_URL", ""),
+        {
+            "KEY_PREFIX": f"pipeline-{uuid.uuid4().hex}",
+            "OPTIONS": {"serializer": f"{__name__}.ReversedText", "socket_timeout": 0.5},
+        },
+    )
+    backend.set_and_publish("generation", "g1", "generation")
+    raw = redis.Redis.from_url(os.environ["REDIS_URL"]).get(backend.make_and_validate_key("generation"))
+    assert raw == b"1g"
+    assert backend.get("generation") == "g1"  # Django's own call reads what the round trip wrote
+    assert backend.get_and_incr_window("generation", "window", 60) == ("g1", 1)
