@@ -5,12 +5,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from rest_framework import serializers
 
 from checkpoints.api.fields import StrictIntegerField, StrictSerializer, TtlSecondsField
 
 _INT32_MAX = 2**31 - 1
+
+
+class _RuleCountField(StrictIntegerField):
+    """A rule's count: a whole number from 1 to what the policy's integer column holds; null switches the
+    rule off."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("min_value", 1)
+        kwargs.setdefault("max_value", _INT32_MAX)
+        kwargs.setdefault("allow_null", True)
+        super().__init__(**kwargs)
 
 
 class RetentionPolicyUpdateSerializer(StrictSerializer):
@@ -22,29 +32,19 @@ class RetentionPolicyUpdateSerializer(StrictSerializer):
     default_ttl_seconds = TtlSecondsField(
         required=False, help_text="TTL given to checkpoints saved without one; null: no expiry."
     )
-    keep_latest = StrictIntegerField(
+    keep_latest = _RuleCountField(
         required=False,
-        allow_null=True,
-        min_value=1,
-        max_value=_INT32_MAX,
         help_text="Keep the newest N checkpoints per thread+namespace (older: tombstones); null: all.",
     )
     thread_idle_ttl_seconds = TtlSecondsField(
         required=False, help_text="Delete threads (not pinned) idle for this long; null: never."
     )
-    tombstone_retention_seconds = StrictIntegerField(
+    tombstone_retention_seconds = TtlSecondsField(
         required=False,
-        allow_null=True,
-        min_value=1,
-        max_value=settings.CAIRN_MAX_TTL_SECONDS,
         help_text="Hard-delete tombstones this long after they expired; null: keep them forever.",
     )
-    auto_summarize_every = StrictIntegerField(
-        required=False,
-        allow_null=True,
-        min_value=1,
-        max_value=_INT32_MAX,
-        help_text="Summarise a thread into its medallion every N new messages; null: never.",
+    auto_summarize_every = _RuleCountField(
+        required=False, help_text="Summarise a thread into its medallion every N new messages; null: never."
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -67,14 +67,19 @@ class RetentionPreviewRequestSerializer(StrictSerializer):
     """`POST retention/preview/` takes no parameters (an empty body or `{}`)."""
 
 
+# What one rule would remove: how many, and a sample of them (each subclass declares its `sample`). A comment,
+# not a docstring: the OpenAPI document would show it on every rule.
+class _RuleOutcome(serializers.Serializer):
+    count = serializers.IntegerField()
+
+
 class _CheckpointRef(serializers.Serializer):
     thread_id = serializers.CharField()
     namespace = serializers.CharField()
     checkpoint_id = serializers.CharField()
 
 
-class _CheckpointRule(serializers.Serializer):
-    count = serializers.IntegerField()
+class _CheckpointRule(_RuleOutcome):
     sample = _CheckpointRef(many=True)
 
 
@@ -82,8 +87,7 @@ class _ThreadRef(serializers.Serializer):
     thread_id = serializers.CharField()
 
 
-class _ThreadRule(serializers.Serializer):
-    count = serializers.IntegerField()
+class _ThreadRule(_RuleOutcome):
     sample = _ThreadRef(many=True)
 
 
@@ -92,8 +96,7 @@ class _StoreItemRef(serializers.Serializer):
     key = serializers.CharField()
 
 
-class _StoreItemRule(serializers.Serializer):
-    count = serializers.IntegerField()
+class _StoreItemRule(_RuleOutcome):
     sample = _StoreItemRef(many=True)
 
 
