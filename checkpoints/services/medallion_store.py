@@ -52,6 +52,12 @@ class Upsert:
     created: bool
 
 
+def scope_fields(scope: schema.MedallionScope) -> dict[str, Any]:
+    """Model fields holding a medallion's scope: the normalised lists and their hash `scope_key` (at most
+    one active medallion per key)."""
+    return {"graph_nodes": scope.graph_nodes, "tags": scope.tags, "scope_key": scope.scope_key}
+
+
 def content_fields(content: schema.MedallionContent) -> dict[str, Any]:
     """Model fields holding a medallion's written content."""
     data = content.to_dict()
@@ -131,9 +137,7 @@ class _Request:
         now = timezone.now()
         medallion = Medallion.objects.create(
             workspace=self.workspace,
-            graph_nodes=self.scope.graph_nodes,
-            tags=self.scope.tags,
-            scope_key=self.scope.scope_key,
+            **scope_fields(self.scope),
             model=self.provider.model[:255],
             knowledge_min_ts=self.window[0],
             knowledge_max_ts=self.window[1],

@@ -18,7 +18,12 @@ from checkpoints.models import Job, Medallion, MedallionRevision, Thread, Worksp
 from checkpoints.services.audit import Actor, audit_record
 from checkpoints.services.jobs import job_actor, job_submit
 from checkpoints.services.medallion_reads import medallion_content
-from checkpoints.services.medallion_store import content_fields, medallion_upsert, revision_record
+from checkpoints.services.medallion_store import (
+    content_fields,
+    medallion_upsert,
+    revision_record,
+    scope_fields,
+)
 
 T = TypeVar("T")
 
@@ -92,9 +97,7 @@ def medallion_create(
         with transaction.atomic():
             medallion = Medallion.objects.create(
                 workspace=workspace,
-                graph_nodes=scope.graph_nodes,
-                tags=scope.tags,
-                scope_key=scope.scope_key,
+                **scope_fields(scope),
                 model=draft.model,
                 knowledge_min_ts=draft.knowledge_min_ts,
                 knowledge_max_ts=draft.knowledge_max_ts,

@@ -14,6 +14,7 @@ from django.utils import timezone
 from checkpoints import medallion_schema as schema
 from checkpoints.models import Job, Medallion, Workspace
 from checkpoints.services.jobs import job_execute
+from checkpoints.services.medallion_store import scope_fields
 from checkpoints.services.medallions import medallion_checkpoint
 
 MakeMedallion = Callable[..., Medallion]
@@ -33,9 +34,7 @@ def medallion_row(
     when = updated_at or timezone.now()
     return Medallion(
         workspace=workspace,
-        graph_nodes=scope.graph_nodes,
-        tags=scope.tags,
-        scope_key=scope.scope_key,
+        **scope_fields(scope),
         status=status,
         high_level=high_level,
         created_at=when,
