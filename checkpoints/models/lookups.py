@@ -36,10 +36,28 @@ class _ElementsLookup(Lookup):
     def _values(self) -> list[str]:
         return list(dict.fromkeys(self.rhs))
 
+    sqlite_when_empty: str  # SQLite's condition for an empty list of values
+
+    def sqlite_condition(self, matching: str, values: list[str]) -> SqlAndParams:
+        """SQLite's condition over `matching` (`FROM json_each(<stored array>) AS e WHERE` its string element
+        is among `values`), with its parameters: `values` first, for the marks in `matching`."""
+        raise NotImplementedError
+
+    def as_sql(self, compiler: SQLCompiler, connection: Any) -> SqlAndParams:
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        values = self._values()
+        if not values:
+            return self.sqlite_when_empty, ()
+        marks = ", ".join(["%s"] * len(values))
+        matching = f"FROM json_each({lhs}) AS e WHERE e.type = 'text' AND e.value IN ({marks})"  # nosec B608 # compiled lhs, bound values
+        sql, params = self.sqlite_condition(matching, values)
+        return sql, (*lhs_params, *params)
+
 
 @JSONField.register_lookup
 class HasAnyElement(_ElementsLookup):
     lookup_name = "has_any_element"
+    sqlite_when_empty = "0 = 1"
 
     def as_postgresql(self, compiler: SQLCompiler, connection: Any) -> SqlAndParams:
         lhs, lhs_params = self.process_lhs(compiler, connection)
@@ -48,35 +66,21 @@ class HasAnyElement(_ElementsLookup):
             return "FALSE", ()
         return f"{lhs} ?| %s::text[]", (*lhs_params, values)
 
-    def as_sql(self, compiler: SQLCompiler, connection: Any) -> SqlAndParams:
-        lhs, lhs_params = self.process_lhs(compiler, connection)
-        values = self._values()
-        if not values:
-            return "0 = 1", ()
-        marks = ", ".join(["%s"] * len(values))
-        sql = f"EXISTS (SELECT 1 FROM json_each({lhs}) AS e WHERE e.type = 'text' AND e.value IN ({marks}))"  # nosec B608 # compiled lhs, bound values
-        return sql, (*lhs_params, *values)
+    def sqlite_condition(self, matching: str, values: list[str]) -> SqlAndParams:
+        return f"EXISTS (SELECT 1 {matching})", tuple(values)
 
 
 @JSONField.register_lookup
 class HasAllElements(_ElementsLookup):
     lookup_name = "has_all_elements"
+    sqlite_when_empty = "1 = 1"
 
     def as_postgresql(self, compiler: SQLCompiler, connection: Any) -> SqlAndParams:
         lhs, lhs_params = self.process_lhs(compiler, connection)
         return f"{lhs} @> %s::jsonb", (*lhs_params, json.dumps(self._values()))
 
-    def as_sql(self, compiler: SQLCompiler, connection: Any) -> SqlAndParams:
-        lhs, lhs_params = self.process_lhs(compiler, connection)
-        values = self._values()
-        if not values:
-            return "1 = 1", ()
-        marks = ", ".join(["%s"] * len(values))
-        sql = (
-            f"(SELECT COUNT(DISTINCT e.value) FROM json_each({lhs}) AS e "  # nosec B608 # compiled lhs, bound values
-            f"WHERE e.type = 'text' AND e.value IN ({marks})) = %s"
-        )
-        return sql, (*lhs_params, *values, len(values))
+    def sqlite_condition(self, matching: str, values: list[str]) -> SqlAndParams:
+        return f"(SELECT COUNT(DISTINCT e.value) {matching}) = %s", (*values, len(values))
 
 
 @TextField.register_lookup
