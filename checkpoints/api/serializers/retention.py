@@ -26,8 +26,8 @@ class _RuleCountField(StrictIntegerField):
 class RetentionPolicyUpdateSerializer(StrictSerializer):
     """Body of `PUT retention/`: any of the policy fields; those left out keep their value.
 
-    Every value is a whole number > 0. null switches a rule off, except the tombstone retention: tombstones
-    are always purged eventually (send a large number to keep them long)."""
+    Every value is a whole number > 0. null switches a rule off (for the tombstone retention: tombstones
+    are kept forever)."""
 
     default_ttl_seconds = TtlSecondsField(
         required=False, help_text="TTL given to checkpoints saved without one; null: no expiry."
