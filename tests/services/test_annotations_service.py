@@ -33,6 +33,13 @@ def _thread(checkpoint: Checkpoint) -> Thread:
     return Thread.objects.select_related("workspace").get(pk=checkpoint.thread_id)
 
 
+def _assert_gone_with_one_checkpoint(action: str, counted: str = "checkpoints") -> None:
+    """No annotation is left, and the audit event `action` counts the one checkpoint that went (in
+    `details[counted]`), not the annotations that went with it."""
+    assert not Annotation.objects.exists()
+    assert AuditEvent.objects.get(action=action).details[counted] == 1
+
+
 def test_it_creates_lists_and_deletes_auditing_each_write(workspace: Workspace) -> None:
     checkpoint = make_checkpoint(workspace, "t1", checkpoint_id="c1", agent_id="planner")
     thread = _thread(checkpoint)
@@ -100,8 +107,7 @@ def test_deleting_the_thread_deletes_its_annotations(workspace: Workspace) -> No
     annotation_create(thread=thread, actor=AUDITOR, comment="x", checkpoint=checkpoint)
     annotation_create(thread=thread, actor=AUDITOR, comment="y")
     thread_delete(thread=thread, actor=AUDITOR)
-    assert not Annotation.objects.exists()
-    assert AuditEvent.objects.get(action="thread.delete").details["checkpoints"] == 1
+    _assert_gone_with_one_checkpoint("thread.delete")
 
 
 def test_idle_expiry_deletes_the_threads_annotations(
@@ -115,8 +121,7 @@ def test_idle_expiry_deletes_the_threads_annotations(
     annotation_create(thread=_thread(checkpoint), actor=AUDITOR, comment="x", checkpoint=checkpoint)
     time_machine.move_to(T0 + timedelta(seconds=60), tick=False)
     assert threads_expire_idle() == 1
-    assert not Annotation.objects.exists()
-    assert AuditEvent.objects.get(action="thread.expire").details["checkpoints"] == 1
+    _assert_gone_with_one_checkpoint("thread.expire")
 
 
 def test_prune_and_purge_count_checkpoints_not_the_annotations_going_with_them(
@@ -129,8 +134,7 @@ def test_prune_and_purge_count_checkpoints_not_the_annotations_going_with_them(
     for n in range(3):
         annotation_create(thread=thread, actor=AUDITOR, comment=f"on old {n}", checkpoint=old)
     assert thread_prune(thread=thread, strategy="keep_latest", actor=AUDITOR) == 1
-    assert AuditEvent.objects.get(action="thread.prune").details["checkpoints"] == 1
-    assert not Annotation.objects.exists()
+    _assert_gone_with_one_checkpoint("thread.prune")
 
     Workspace.objects.filter(pk=workspace.pk).update(tombstone_retention_seconds=100)
     doomed = make_checkpoint(workspace, "t2")
@@ -139,5 +143,4 @@ def test_prune_and_purge_count_checkpoints_not_the_annotations_going_with_them(
     checkpoint_expire(checkpoint=doomed, actor=AUDITOR)
     time_machine.move_to(T0 + timedelta(seconds=100), tick=False)
     assert tombstones_purge() == 1
-    assert AuditEvent.objects.get(action="retention.purge").details["purged"] == 1
-    assert not Annotation.objects.exists()
+    _assert_gone_with_one_checkpoint("retention.purge", counted="purged")
