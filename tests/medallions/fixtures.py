@@ -19,6 +19,13 @@ from checkpoints.services.medallions import medallion_checkpoint
 
 MakeMedallion = Callable[..., Medallion]
 
+# Summaries of three unrelated subjects, by subject: what the searches by meaning rank.
+UNRELATED_SUBJECTS = {
+    "dogs": "Dogs and puppies: feeding the pets, walking the dog in the park.",
+    "tax": "Income tax returns, invoices and the accountant's deadlines.",
+    "rockets": "Rocket engines, orbital launches and spacecraft telemetry.",
+}
+
 
 def medallion_row(
     workspace: Workspace,

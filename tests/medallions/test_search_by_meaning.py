@@ -14,6 +14,7 @@ from django.core.management import call_command
 from checkpoints.models import Medallion
 from tests.api.test_medallions import create
 from tests.conftest import ApiClient
+from tests.medallions.fixtures import UNRELATED_SUBJECTS
 
 pytestmark = pytest.mark.django_db
 SEARCH = "/api/v1/medallions/search/"
@@ -29,16 +30,11 @@ def summary(text: str) -> dict[str, Any]:
 
 def written(api: ApiClient) -> dict[str, str]:
     """Three medallions of one repo, about unrelated things; their ids by subject."""
-    subjects = {
-        "dogs": "Dogs and puppies: feeding the pets, walking the dog in the park.",
-        "tax": "Income tax returns, invoices and the accountant's deadlines.",
-        "rockets": "Rocket engines, orbital launches and spacecraft telemetry.",
-    }
     return {
         subject: create(api, scope=scope(subject), summary=summary(text), decisions=[], open_questions=[])[
             "meta"
         ]["medallion_id"]
-        for subject, text in subjects.items()
+        for subject, text in UNRELATED_SUBJECTS.items()
     }
 
 

@@ -15,18 +15,17 @@ from checkpoints.sdk.medallion import (
     checkpoint_session,
     load_medallions_for_scope,
 )
-from tests.medallions.fixtures import eager  # noqa: F401  (fixture: jobs run when published)
+from tests.medallions.fixtures import (
+    UNRELATED_SUBJECTS,
+    eager,  # noqa: F401  (fixture: jobs run when published)
+)
 
 pytestmark = pytest.mark.usefixtures("eager")
 REPO = MedallionScope(graph_nodes=["repo:muse"])
 
 
 def written(client: Client) -> dict[str, str]:
-    subjects = {
-        "pets": "Dogs and puppies: feeding the pets and walking the dog in the park.",
-        "tax": "Income tax returns, invoices and the accountant's deadlines.",
-        "space": "Rocket engines, orbital launches and spacecraft telemetry.",
-    }
+    """Three medallions of one repo, about unrelated things; their ids by subject."""
     return {
         subject: checkpoint_session(
             client,
@@ -34,18 +33,18 @@ def written(client: Client) -> dict[str, str]:
             MedallionScope(graph_nodes=["repo:muse"], tags=[subject]),
             Evidence(session_summary=text),
         ).meta.medallion_id
-        for subject, text in subjects.items()
+        for subject, text in UNRELATED_SUBJECTS.items()
     }
 
 
 def test_a_query_ranks_the_scope_by_meaning(client: Client) -> None:
     ids = written(client)
     found = load_medallions_for_scope(client, REPO, limit=3, query="a puppy fetching a ball")
-    assert len(found) == 3 and found[0].meta.medallion_id == ids["pets"]
+    assert len(found) == 3 and found[0].meta.medallion_id == ids["dogs"]
     [first] = load_medallions_for_scope(client, REPO, 1, "launching satellites")
-    assert first.meta.medallion_id == ids["space"]
+    assert first.meta.medallion_id == ids["rockets"]
     newest = load_medallions_for_scope(client, REPO, limit=3)
-    assert [m.meta.medallion_id for m in newest] == [ids["space"], ids["tax"], ids["pets"]]
+    assert [m.meta.medallion_id for m in newest] == [ids["rockets"], ids["tax"], ids["dogs"]]
     with pytest.raises(ValueError, match="query"):
         load_medallions_for_scope(client, REPO, query=" ")
 
