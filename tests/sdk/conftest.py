@@ -134,3 +134,13 @@ def kill_in_tools(args: list[str], env: dict[str, str], marker: Path, saver: Any
     doomed.send_signal(signal.SIGKILL)
     doomed.wait(timeout=30)
     assert doomed.returncode == -signal.SIGKILL
+
+
+def assert_resumed_to_the_end(log: Path, final: Any) -> None:
+    """The example graph, killed in its tools node (`kill_in_tools`) and run again until done, logged its
+    nodes to `log` and reached `final` (its StateSnapshot) as a resumed run does: `plan` never ran again,
+    `tools` ran twice (killed, then resumed), `review` re-ran on resume (as LangGraph's interrupt() does)."""
+    assert log.read_text().split() == ["plan", "tools", "tools", "review", "review", "finish"]
+    assert final.next == ()
+    assert final.values["results"] == {"add": 13, "multiply": 42}
+    assert final.values["approved"] is True
