@@ -75,6 +75,18 @@ def web(make_stack: Callable[..., Stack]) -> Iterator[Callable[..., Gunicorn]]:
         server.stop()
 
 
+@pytest.fixture
+def stack(make_stack: Callable[..., Stack]) -> Stack:
+    """A Stack with the default settings on the test's database and Redis."""
+    return make_stack()
+
+
+@pytest.fixture
+def server(web: Callable[..., Gunicorn], stack: Stack) -> Gunicorn:
+    """A running gunicorn (two workers) serving `stack`."""
+    return web(stack)
+
+
 def api_client(base_url: str, key: str) -> httpx.Client:
     return httpx.Client(
         base_url=f"{base_url}/api/v1/", headers={"Authorization": f"Bearer {key}"}, timeout=30

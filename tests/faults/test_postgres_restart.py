@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import httpx
@@ -65,13 +64,8 @@ def write_until(stop: threading.Event, api: httpx.Client, writer: int, outcomes:
 
 
 def test_it_answers_503_during_a_crash_restart_and_loses_no_acknowledged_write(
-    make_stack: Callable[..., Stack],
-    web: Callable[..., Gunicorn],
-    pg_cluster: PostgresCluster,
-    database_url: str,
+    stack: Stack, server: Gunicorn, pg_cluster: PostgresCluster
 ) -> None:
-    stack = make_stack()
-    server = web(stack)
     key = stack.api_key("acme", scopes="write")
     outcomes: list[Outcome] = []
     stop = threading.Event()
@@ -99,10 +93,10 @@ def test_it_answers_503_during_a_crash_restart_and_loses_no_acknowledged_write(
     assert sum(o.status == 201 for o in outcomes if o.at > back + 1) >= WRITERS, "the server did not recover"
     acknowledged = {o.checkpoint_id for o in outcomes if o.status == 201}
     saves = {name for name in acknowledged if not name.startswith("writes:")}
-    assert saves <= set(stored_ids(database_url)), "a save answered 201 is missing"
+    assert saves <= set(stored_ids(stack.database_url)), "a save answered 201 is missing"
     writes = {name.removeprefix("writes:") for name in acknowledged - saves}
     assert writes, "no pending writes were stored"
-    assert writes <= set(stored_write_ids(database_url)), "pending writes answered 201 are missing"
+    assert writes <= set(stored_write_ids(stack.database_url)), "pending writes answered 201 are missing"
 
     # Recovered for good: every worker serves reads and writes again (no web server restart).
     api = clients[0]
@@ -111,13 +105,8 @@ def test_it_answers_503_during_a_crash_restart_and_loses_no_acknowledged_write(
 
 
 def test_the_sdk_retries_its_saves_through_a_restart(
-    make_stack: Callable[..., Stack],
-    web: Callable[..., Gunicorn],
-    pg_cluster: PostgresCluster,
-    database_url: str,
+    stack: Stack, server: Gunicorn, pg_cluster: PostgresCluster
 ) -> None:
-    stack = make_stack()
-    server = web(stack)
     retry = RetryPolicy(max_retries=10, backoff_base=0.2, backoff_max=1.0)
     saved: list[str] = []
     with Client(server.url, stack.api_key("acme", scopes="write"), retry=retry) as sdk:
@@ -137,4 +126,4 @@ def test_the_sdk_retries_its_saves_through_a_restart(
     # Every save stored exactly once (a retried save reuses its id), in order, each the parent of the next.
     assert [c.checkpoint_id for c in chain] == saved[::-1]
     assert [c.parent_id for c in chain] == [*saved[::-1][1:], None]
-    assert sorted(stored_ids(database_url)) == sorted(saved)
+    assert sorted(stored_ids(stack.database_url)) == sorted(saved)
