@@ -14,8 +14,8 @@ from django.db.models import QuerySet, Sum
 from django.utils import timezone
 
 from checkpoints.dashboard.activity import WINDOWS, bucket_rows
-from checkpoints.models import AuditEvent, AuditEventAgent, Checkpoint, Job, Message, Thread, Workspace
-from tests.dashboard.plans import plan_nodes
+from checkpoints.models import AuditEvent, AuditEventAgent, Checkpoint, Job, Message, Workspace
+from tests.dashboard.plans import plan_nodes, threads_in_three_workspaces
 from tests.factories import WorkspaceFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
@@ -33,28 +33,24 @@ def loaded(rows_shared_by_module: None) -> Workspace:
     checkpoints: list[Checkpoint] = []
     messages: list[Message] = []
     jobs: list[Job] = []
-    for slug in (workspace.slug, "w2", "w3"):
-        ws = workspace if slug == workspace.slug else WorkspaceFactory.create(slug=slug)
-        for t in range(30):
-            thread = Thread.objects.create(workspace=ws, thread_id=f"t-{t}")
-            for n in range(100):
-                when = now - timedelta(hours=30 * n + t)
-                checkpoints.append(
-                    Checkpoint(
-                        workspace=ws, thread=thread, checkpoint_id=f"c-{n}", agent_id=f"agent-{n % 9}",
-                        state="{}", context="{}", metadata="{}", checksum="x" * 64, size_bytes=100 + n,
-                        created_at=when, expired_at=when + timedelta(hours=5) if n % 3 == 0 else None,
-                    )
-                )  # fmt: skip
-                messages.append(
-                    Message(thread=thread, seq=n + 1, message_id=f"m-{n}", role="user", created_at=when)
+    for t, thread in threads_in_three_workspaces(workspace, 30):
+        ws = thread.workspace
+        for n in range(100):
+            when = now - timedelta(hours=30 * n + t)
+            checkpoints.append(
+                Checkpoint(
+                    workspace=ws, thread=thread, checkpoint_id=f"c-{n}", agent_id=f"agent-{n % 9}",
+                    state="{}", context="{}", metadata="{}", checksum="x" * 64, size_bytes=100 + n,
+                    created_at=when, expired_at=when + timedelta(hours=5) if n % 3 == 0 else None,
                 )
-            jobs += [
-                Job(
-                    workspace=ws, kind=Job.Kind.SUMMARIZE, params={}, created_at=now - timedelta(hours=30 * n)
-                )
-                for n in range(100)
-            ]
+            )  # fmt: skip
+            messages.append(
+                Message(thread=thread, seq=n + 1, message_id=f"m-{n}", role="user", created_at=when)
+            )
+        jobs += [
+            Job(workspace=ws, kind=Job.Kind.SUMMARIZE, params={}, created_at=now - timedelta(hours=30 * n))
+            for n in range(100)
+        ]
     Checkpoint.objects.bulk_create(checkpoints, batch_size=2000)
     Message.objects.bulk_create(messages, batch_size=2000)
     Job.objects.bulk_create(jobs, batch_size=2000)

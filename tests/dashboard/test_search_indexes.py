@@ -17,8 +17,7 @@ from checkpoints.dashboard.forms import ThreadFilterForm
 from checkpoints.dashboard.search import SearchForm
 from checkpoints.models import Checkpoint, Message, Thread, Workspace
 from checkpoints.services.search import message_search_text
-from tests.dashboard.plans import plan_nodes
-from tests.factories import WorkspaceFactory
+from tests.dashboard.plans import plan_nodes, threads_in_three_workspaces
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
@@ -31,28 +30,25 @@ def loaded(workspace: Workspace) -> Workspace:
     now = timezone.now()
     checkpoints: list[Checkpoint] = []
     messages: list[Message] = []
-    for slug in (workspace.slug, "w2", "w3"):
-        ws = workspace if slug == workspace.slug else WorkspaceFactory.create(slug=slug)
-        for t in range(40):
-            thread = Thread.objects.create(workspace=ws, thread_id=f"t-{t}")
-            for n in range(120):
-                word = WORDS[(n + t) % len(WORDS)]
-                checkpoints.append(
-                    Checkpoint(
-                        workspace=ws, thread=thread, checkpoint_id=f"c-{n}", agent_id=f"agent-{n % 9}",
-                        step_index=n, step_name=f"{word} step {n}", state="{}", context="{}",
-                        metadata=json.dumps({"k": n % 10}), message_seq=n + 1, checksum="x" * 64,
-                        handoff_target=f"agent-{n % 4}" if n % 30 == 0 else None,
-                        handoff_from="agent-8" if n % 30 == 0 else None, created_at=now,
-                    )
-                )  # fmt: skip
-                content = f"{word} number {n} of thread {t}, ticket ZX{t:02d}Q{n:03d}"
-                messages.append(
-                    Message(
-                        thread=thread, seq=n + 1, message_id=f"m-{n}", role="user", content=content,
-                        search_text=message_search_text(content, None),
-                    )
-                )  # fmt: skip
+    for t, thread in threads_in_three_workspaces(workspace, 40):
+        for n in range(120):
+            word = WORDS[(n + t) % len(WORDS)]
+            checkpoints.append(
+                Checkpoint(
+                    workspace=thread.workspace, thread=thread, checkpoint_id=f"c-{n}",
+                    agent_id=f"agent-{n % 9}", step_index=n, step_name=f"{word} step {n}", state="{}",
+                    context="{}", metadata=json.dumps({"k": n % 10}), message_seq=n + 1, checksum="x" * 64,
+                    handoff_target=f"agent-{n % 4}" if n % 30 == 0 else None,
+                    handoff_from="agent-8" if n % 30 == 0 else None, created_at=now,
+                )
+            )  # fmt: skip
+            content = f"{word} number {n} of thread {t}, ticket ZX{t:02d}Q{n:03d}"
+            messages.append(
+                Message(
+                    thread=thread, seq=n + 1, message_id=f"m-{n}", role="user", content=content,
+                    search_text=message_search_text(content, None),
+                )
+            )  # fmt: skip
     Checkpoint.objects.bulk_create(checkpoints, batch_size=2000)
     Message.objects.bulk_create(messages, batch_size=2000)
     with connection.cursor() as cursor:
