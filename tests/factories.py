@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from datetime import datetime, timedelta
 from typing import Any
 
 import factory
+import time_machine
 
 from checkpoints.models import Checkpoint, Thread, Workspace
 from checkpoints.services.checkpoints import checkpoint_save, pending_writes_put
@@ -32,6 +35,17 @@ def make_checkpoint(workspace: Workspace, thread_id: str = "t1", **kwargs: Any) 
     kwargs.setdefault("agent_id", "agent-1")
     kwargs.setdefault("state", {"step": 1})
     return checkpoint_save(workspace=workspace, thread_id=thread_id, **kwargs).checkpoint
+
+
+def make_due_checkpoints(
+    workspace: Workspace, thread_ids: Iterable[str], clock: time_machine.TimeMachineFixture, at: datetime
+) -> None:
+    """Save a checkpoint with a one-second TTL in each of `thread_ids` at `at`, then move `clock` on to
+    one second later, when every one of them is due to expire."""
+    clock.move_to(at, tick=False)
+    for thread_id in thread_ids:
+        make_checkpoint(workspace, thread_id, ttl_seconds=1)
+    clock.move_to(at + timedelta(seconds=1), tick=False)
 
 
 def make_pending_write(

@@ -16,7 +16,7 @@ from checkpoints.services.retention import (
     threads_expire_idle,
     tombstones_purge,
 )
-from tests.factories import make_checkpoint
+from tests.factories import make_checkpoint, make_due_checkpoints
 
 pytestmark = pytest.mark.django_db
 
@@ -101,10 +101,7 @@ def test_it_matches_what_the_sweep_purge_and_idle_expiry_then_do(busy_workspace:
 def test_it_caps_samples_but_counts_everything(
     workspace: Workspace, time_machine: time_machine.TimeMachineFixture
 ) -> None:
-    time_machine.move_to(T0, tick=False)
-    for n in range(25):
-        make_checkpoint(workspace, f"t{n}", ttl_seconds=1)
-    time_machine.move_to(T0 + timedelta(seconds=1), tick=False)
+    make_due_checkpoints(workspace, [f"t{n}" for n in range(25)], time_machine, T0)
     preview = retention_preview(workspace=workspace)
     assert preview["expired"]["count"] == 25
     assert len(preview["expired"]["sample"]) == 20

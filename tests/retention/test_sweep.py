@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from checkpoints.models import AuditEvent, Checkpoint, PendingWrite, Thread, Workspace
 from checkpoints.services.audit import Actor
 from checkpoints.services.retention import retention_sweep
-from tests.factories import WorkspaceFactory, make_checkpoint, make_pending_write
+from tests.factories import WorkspaceFactory, make_checkpoint, make_due_checkpoints, make_pending_write
 
 pytestmark = pytest.mark.django_db
 
@@ -144,10 +144,7 @@ def test_it_applies_ttl_before_keep_latest_so_nothing_is_counted_twice(
 def test_it_is_idempotent_a_second_sweep_finds_nothing_and_audits_nothing(
     workspace: Workspace, time_machine: time_machine.TimeMachineFixture
 ) -> None:
-    time_machine.move_to(T0, tick=False)
-    for _ in range(3):
-        make_checkpoint(workspace, "t1", ttl_seconds=1)
-    time_machine.move_to(T0 + timedelta(seconds=1), tick=False)
+    make_due_checkpoints(workspace, ["t1"] * 3, time_machine, T0)
     assert retention_sweep()["expired"] == 3
     events = AuditEvent.objects.filter(action="retention.sweep").count()
     assert retention_sweep() == NOTHING
@@ -203,18 +200,12 @@ def test_it_sweeps_one_workspace_when_asked_and_audits_in_the_callers_name(
 def test_it_processes_every_row_in_batches_with_a_query_count_independent_of_the_rows(
     workspace: Workspace, time_machine: time_machine.TimeMachineFixture
 ) -> None:
-    time_machine.move_to(T0, tick=False)
-    for n in range(7):
-        make_checkpoint(workspace, f"t{n % 3}", ttl_seconds=1)
-    time_machine.move_to(T0 + timedelta(seconds=1), tick=False)
+    make_due_checkpoints(workspace, [f"t{n % 3}" for n in range(7)], time_machine, T0)
     assert retention_sweep(batch_size=3) == {"expired": 7, "pruned": 0, "workspaces": 1}
     assert not Checkpoint.objects.filter(expired_at__isnull=True).exists()
 
     def queries_for(rows: int, thread: str) -> int:
-        time_machine.move_to(T0 + timedelta(days=1), tick=False)
-        for _ in range(rows):
-            make_checkpoint(workspace, thread, ttl_seconds=1)
-        time_machine.move_to(T0 + timedelta(days=1, seconds=1), tick=False)
+        make_due_checkpoints(workspace, [thread] * rows, time_machine, T0 + timedelta(days=1))
         with CaptureQueriesContext(connection) as captured:
             assert retention_sweep(batch_size=100)["expired"] == rows
         return len(captured)
