@@ -110,11 +110,11 @@ def positive_limit(limit: int | None) -> int | None:
     return limit
 
 
-def list_params(arguments: Mapping[str, Any], *path_arguments: str) -> list[tuple[str, str]]:
-    """The query of a list request: its builder's arguments (`locals()`, in signature order) but those in the
-    path. `limit` must be a positive integer and `metadata` a JSON object (matched by containment); a flag
-    left False is not sent (the server's default)."""
-    values = {name: value for name, value in arguments.items() if name not in path_arguments}
+def list_params(arguments: Mapping[str, Any], *left_out: str) -> list[tuple[str, str]]:
+    """The query of a list request: its builder's arguments (`locals()`, in signature order) but those
+    `left_out` (in the path, or sent under another name). `limit` must be a positive integer and `metadata` a
+    JSON object (matched by containment); a flag left False is not sent (the server's default)."""
+    values = {name: value for name, value in arguments.items() if name not in left_out}
     if "limit" in values:
         values["limit"] = positive_limit(values["limit"])
     if values.get("metadata") is not None:
@@ -124,6 +124,13 @@ def list_params(arguments: Mapping[str, Any], *path_arguments: str) -> list[tupl
 
 def parse_none(response: Response) -> None:
     return None
+
+
+def get_call(
+    path: str, parse: Callable[[Response], T], query: list[tuple[str, str]] | None = None
+) -> Call[T]:
+    """GET `path` with the `query` that `params` or `list_params` built: a read, so always safe to retry."""
+    return Call("GET", path, parse, params=query or [], idempotent=True)
 
 
 def delete_call(path: str, *, user_id: str | None = None) -> Call[None]:

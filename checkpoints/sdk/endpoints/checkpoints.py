@@ -10,6 +10,7 @@ from typing import Any
 from checkpoints.sdk.endpoints.base import (
     Endpoints,
     body_of,
+    get_call,
     list_params,
     params,
     parse_checkpoint,
@@ -40,9 +41,7 @@ def checkpoints_list(
 ) -> Call[Page[Checkpoint]]:
     """A thread's timeline, newest first; `metadata` matches by containment."""
     query = list_params(locals(), "thread_id")
-    return Call(
-        "GET", f"threads/{seg(thread_id)}/checkpoints/", parse_checkpoint_page, params=query, idempotent=True
-    )
+    return get_call(f"threads/{seg(thread_id)}/checkpoints/", parse_checkpoint_page, query)
 
 
 def _checkpoint_path(thread_id: str, checkpoint_id: str) -> str:
@@ -51,13 +50,7 @@ def _checkpoint_path(thread_id: str, checkpoint_id: str) -> str:
 
 def checkpoint_get(thread_id: str, checkpoint_id: str, *, namespace: str | None = None) -> Call[Checkpoint]:
     """Restore a checkpoint, re-hashed here (ChecksumMismatch) — Gone (with `.tombstone`) if expired."""
-    return Call(
-        "GET",
-        _checkpoint_path(thread_id, checkpoint_id),
-        parse_checkpoint,
-        params=params(namespace=namespace),
-        idempotent=True,
-    )
+    return get_call(_checkpoint_path(thread_id, checkpoint_id), parse_checkpoint, params(namespace=namespace))
 
 
 def checkpoint_expire(thread_id: str, checkpoint_id: str, *, namespace: str | None = None) -> Call[None]:
@@ -136,12 +129,8 @@ def checkpoint_diff(
         against_thread_id=against_thread_id,
         against_namespace=against_namespace,
     )
-    return Call(
-        "GET",
-        _checkpoint_path(thread_id, checkpoint_id) + "diff/",
-        lambda r: Diff.from_dict(r.body),
-        params=query,
-        idempotent=True,
+    return get_call(
+        _checkpoint_path(thread_id, checkpoint_id) + "diff/", lambda r: Diff.from_dict(r.body), query
     )
 
 
@@ -149,13 +138,8 @@ def checkpoint_lineage(
     thread_id: str, checkpoint_id: str, *, namespace: str | None = None, limit: int | None = None
 ) -> Call[Page[Checkpoint]]:
     """Ancestors up to the root, nearest first (tombstones included)."""
-    return Call(
-        "GET",
-        _checkpoint_path(thread_id, checkpoint_id) + "lineage/",
-        parse_checkpoint_page,
-        params=params(namespace=namespace, limit=positive_limit(limit)),
-        idempotent=True,
-    )
+    query = params(namespace=namespace, limit=positive_limit(limit))
+    return get_call(_checkpoint_path(thread_id, checkpoint_id) + "lineage/", parse_checkpoint_page, query)
 
 
 def _writes(response: Response) -> list[PendingWrite]:
@@ -165,12 +149,8 @@ def _writes(response: Response) -> list[PendingWrite]:
 def pending_writes_list(
     thread_id: str, checkpoint_id: str, *, namespace: str = ""
 ) -> Call[list[PendingWrite]]:
-    return Call(
-        "GET",
-        _checkpoint_path(thread_id, checkpoint_id) + "writes/",
-        _writes,
-        params=params(namespace=namespace),
-        idempotent=True,
+    return get_call(
+        _checkpoint_path(thread_id, checkpoint_id) + "writes/", _writes, params(namespace=namespace)
     )
 
 
@@ -247,12 +227,12 @@ def checkpoints_timeline(
     cursor: str | None = None,
 ) -> Call[Page[Checkpoint]]:
     """The workspace-wide timeline, newest first (`handoff_target` = an agent's inbox)."""
-    return Call("GET", "checkpoints/", parse_checkpoint_page, params=list_params(locals()), idempotent=True)
+    return get_call("checkpoints/", parse_checkpoint_page, list_params(locals()))
 
 
 def checkpoint_get_by_id(checkpoint_id: str) -> Call[Checkpoint]:
     """Restore by id alone (AmbiguousId if copies exist in several threads)."""
-    return Call("GET", f"checkpoints/{seg(checkpoint_id)}/", parse_checkpoint, idempotent=True)
+    return get_call(f"checkpoints/{seg(checkpoint_id)}/", parse_checkpoint)
 
 
 class CheckpointEndpoints(Endpoints):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from checkpoints.sdk.endpoints.base import params, positive_limit, seg
+from checkpoints.sdk.endpoints.base import get_call, params, positive_limit, seg
 from checkpoints.sdk.models import CheckpointDraft, Page, SaveResult
 from checkpoints.sdk.transport import Call
 
@@ -56,9 +56,7 @@ def langgraph_tuples(
         limit=positive_limit(limit),
         cursor=cursor,
     )
-    return Call(
-        "GET", "langgraph/checkpoints/", lambda r: Page.parse(r.body, dict), params=query, idempotent=True
-    )
+    return get_call("langgraph/checkpoints/", lambda r: Page.parse(r.body, dict), query)
 
 
 def langgraph_writes(thread_id: str, tasks: Sequence[Mapping[str, Any]]) -> Call[int]:

@@ -14,10 +14,10 @@ from checkpoints.sdk.endpoints.base import (
     body_of,
     delete_call,
     endpoint,
+    get_call,
     list_params,
     params,
     parse_checkpoint,
-    positive_limit,
     request,
     seg,
 )
@@ -80,25 +80,15 @@ def threads_list(
     cursor: str | None = None,
 ) -> Call[Page[Thread]]:
     """One page of threads (newest update first by default); `tags` match any."""
-    query = params(
-        user_id=user_id,
-        tag=list(tags) if tags else None,
-        q=q,
-        created_after=created_after,
-        created_before=created_before,
-        updated_after=updated_after,
-        updated_before=updated_before,
-        ordering=ordering,
-        limit=positive_limit(limit),
-        cursor=cursor,
-    )
-    return Call("GET", "threads/", _thread_page, params=query, idempotent=True)
+    # The API's filter is `tag`, repeated for each tag.
+    query = list_params({**locals(), "tag": list(tags) if tags else None}, "tags")
+    return get_call("threads/", _thread_page, query)
 
 
 def thread_get(thread_id: str, *, user_id: str | None = None) -> Call[Thread]:
     """A thread with message_count, checkpoint_count, storage_bytes and head. With `user_id`, only if
     it is that end user's thread (NotFound otherwise)."""
-    return Call("GET", f"threads/{seg(thread_id)}/", _thread, params=params(user_id=user_id), idempotent=True)
+    return get_call(f"threads/{seg(thread_id)}/", _thread, params(user_id=user_id))
 
 
 def thread_patch(thread_id: str, changes: Mapping[str, Any], *, user_id: str | None = None) -> Call[Thread]:
@@ -115,13 +105,7 @@ def thread_delete(thread_id: str, *, user_id: str | None = None) -> Call[None]:
 
 def thread_state(thread_id: str, *, namespace: str = "") -> Call[Checkpoint]:
     """The head checkpoint of the namespace, with its state (re-hashed). NotFound if none."""
-    return Call(
-        "GET",
-        f"threads/{seg(thread_id)}/state/",
-        parse_checkpoint,
-        params=params(namespace=namespace),
-        idempotent=True,
-    )
+    return get_call(f"threads/{seg(thread_id)}/state/", parse_checkpoint, params(namespace=namespace))
 
 
 def thread_fork(
@@ -173,7 +157,7 @@ def _job_body(body: Any) -> dict[str, Any]:
 
 def thread_storage(thread_id: str) -> Call[dict[str, Any]]:
     """Bytes by namespace and kind (state, writes, messages)."""
-    return Call("GET", f"threads/{seg(thread_id)}/storage/", lambda r: r.body, idempotent=True)
+    return get_call(f"threads/{seg(thread_id)}/storage/", lambda r: r.body)
 
 
 # --- messages ---------------------------------------------------------------------------------------------
@@ -225,16 +209,14 @@ def messages_list(
 ) -> Call[Page[Message]]:
     """One page of a thread's messages in seq order; `search` is full text."""
     query = list_params(locals(), "thread_id")
-    return Call("GET", f"threads/{seg(thread_id)}/messages/", _message_page, params=query, idempotent=True)
+    return get_call(f"threads/{seg(thread_id)}/messages/", _message_page, query)
 
 
 def message_get(thread_id: str, message_id: str, *, user_id: str | None = None) -> Call[Message]:
-    return Call(
-        "GET",
+    return get_call(
         f"threads/{seg(thread_id)}/messages/{seg(message_id)}/",
         lambda r: Message.from_dict(r.body),
-        params=params(user_id=user_id),
-        idempotent=True,
+        params(user_id=user_id),
     )
 
 
@@ -252,7 +234,7 @@ def messages_search(
     cursor: str | None = None,
 ) -> Call[Page[Message]]:
     """Workspace-wide message search."""
-    return Call("GET", "messages/", _message_page, params=list_params(locals()), idempotent=True)
+    return get_call("messages/", _message_page, list_params(locals()))
 
 
 def annotation_create(
@@ -287,12 +269,8 @@ def annotations_list(
 ) -> Call[Page[Annotation]]:
     """One page of the thread's annotations (on it and on its checkpoints), newest first."""
     query = list_params(locals(), "thread_id")
-    return Call(
-        "GET",
-        f"threads/{seg(thread_id)}/annotations/",
-        lambda r: Page.parse(r.body, Annotation.from_dict),
-        params=query,
-        idempotent=True,
+    return get_call(
+        f"threads/{seg(thread_id)}/annotations/", lambda r: Page.parse(r.body, Annotation.from_dict), query
     )
 
 
