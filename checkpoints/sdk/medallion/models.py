@@ -44,6 +44,11 @@ class _Model:
     _schema: ClassVar[Any]
     _parts: ClassVar[dict[str, type[_Model]]] = {}
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # The medallion_schema dataclass the model is mixed into: `class Decision(_Model, schema.Decision)`.
+        cls._schema = next(base for base in cls.__mro__ if not issubclass(base, _Model))
+
     def _document(self) -> dict[str, Any]:
         """The JSON form (`to_dict` of the medallion_schema dataclass this is mixed into)."""
         return cast(dict[str, Any], cast(Any, self).to_dict())
@@ -97,8 +102,6 @@ class _Model:
 
 @dataclasses.dataclass
 class MedallionScope(_Model, schema.MedallionScope):
-    _schema = schema.MedallionScope
-
     def _prepare(self) -> None:
         schema.MedallionScope.__post_init__(self)
 
@@ -109,7 +112,6 @@ class Evidence(_Model, schema.Evidence):
     one never fails. `transcripts` and `artefacts` default to None, as the seed's do (the server reads
     None as none)."""
 
-    _schema = schema.Evidence
     transcripts: list[str] | None = None  # type: ignore[assignment]
     artefacts: dict[str, Any] | None = None  # type: ignore[assignment]
 
@@ -126,28 +128,27 @@ class Evidence(_Model, schema.Evidence):
 
 @dataclasses.dataclass
 class Subsystem(_Model, schema.Subsystem):
-    _schema = schema.Subsystem
+    pass
 
 
 @dataclasses.dataclass
 class MedallionSummary(_Model, schema.Summary):
-    _schema = schema.Summary
     _parts = {"subsystems": Subsystem}
 
 
 @dataclasses.dataclass
 class MedallionDecision(_Model, schema.Decision):
-    _schema = schema.Decision
+    pass
 
 
 @dataclasses.dataclass
 class MedallionOpenQuestion(_Model, schema.OpenQuestion):
-    _schema = schema.OpenQuestion
+    pass
 
 
 @dataclasses.dataclass
 class MedallionAffordances(_Model, schema.Affordances):
-    _schema = schema.Affordances
+    pass
 
 
 def _aware(value: datetime | str | None) -> datetime | None:
@@ -166,8 +167,6 @@ def _aware(value: datetime | str | None) -> datetime | None:
 
 @dataclasses.dataclass
 class MedallionMeta(_Model, schema.MedallionMeta):
-    _schema = schema.MedallionMeta
-
     def _prepare(self) -> None:
         for name in ("created_at", "updated_at", "knowledge_min_ts", "knowledge_max_ts"):
             setattr(self, name, _aware(getattr(self, name)))
@@ -177,7 +176,6 @@ class MedallionMeta(_Model, schema.MedallionMeta):
 class Medallion(_Model, schema.Medallion):
     """A whole medallion. `model_dump_json()` indents by 2, as the seed's does."""
 
-    _schema = schema.Medallion
     _parts = {
         "meta": MedallionMeta,
         "scope": MedallionScope,
