@@ -19,6 +19,7 @@ from checkpoints.sdk.checkpnt.schema import Checkpoint, Framework, check_handoff
 from checkpoints.sdk.client import Client as CairnClient
 from checkpoints.sdk.client_steps import arun, run
 from checkpoints.sdk.closing import AsyncClosing, Closing
+from checkpoints.sdk.endpoints.saves import arguments
 
 
 class _Credentials:
@@ -82,20 +83,8 @@ class AsyncCheckpnt(_Credentials, AsyncClosing):
         """Save state; returns the checkpoint id. `session_id` None starts a new session; `parent_id` None
         continues the session (parent = its latest checkpoint); `step_index` None is the parent's + 1;
         `ttl_seconds` None takes the workspace's default TTL; extra keyword arguments become metadata."""
-        steps = save_steps(
-            agent_id,
-            framework,
-            execution_state,
-            session_id,
-            parent_id,
-            context,
-            step_index,
-            step_name,
-            ttl_seconds,
-            metadata,
-        )
         with checkpnt_errors(parent_id):
-            return await arun(self.cairn, steps)
+            return await arun(self.cairn, save_steps(**arguments(locals())))
 
     async def restore(self, checkpoint_id: str, verify: bool = True) -> Checkpoint:
         """The checkpoint. CheckpointNotFoundError if unknown, CheckpointExpiredError (a not-found error)
@@ -162,20 +151,8 @@ class SyncCheckpnt(_Credentials, Closing):
         ttl_seconds: int | None = None,
         **metadata: Any,
     ) -> str:
-        steps = save_steps(
-            agent_id,
-            framework,
-            execution_state,
-            session_id,
-            parent_id,
-            context,
-            step_index,
-            step_name,
-            ttl_seconds,
-            metadata,
-        )
         with checkpnt_errors(parent_id):
-            return run(self.cairn, steps)
+            return run(self.cairn, save_steps(**arguments(locals())))
 
     def restore(self, checkpoint_id: str, verify: bool = True) -> Checkpoint:
         with checkpnt_errors(checkpoint_id):

@@ -50,7 +50,8 @@ def thread_state_put(
 
 
 def arguments(values: Mapping[str, Any]) -> dict[str, Any]:
-    """A public save method's arguments (its `locals()`), for `checkpoint_save`."""
+    """A public save method's arguments (its `locals()`), passed on by name: to `checkpoint_save`, and to
+    checkpnt's `save_steps`."""
     return {name: value for name, value in values.items() if name != "self"}
 
 
