@@ -14,6 +14,7 @@ from checkpoints.sdk import flows
 from checkpoints.sdk.endpoints.base import (
     Endpoints,
     delete_call,
+    get_call,
     params,
     parse_json,
     positive_limit,
@@ -126,9 +127,7 @@ def medallions_list(
         limit=positive_limit(limit),
         cursor=cursor,
     )
-    return Call(
-        "GET", "medallions/", lambda r: Page.parse(r.body, medallion_from_dict), params=query, idempotent=True
-    )
+    return get_call("medallions/", lambda r: Page.parse(r.body, medallion_from_dict), query)
 
 
 def medallions_search(
@@ -155,7 +154,7 @@ def medallions_search(
 
 
 def medallion_get(medallion_id: str) -> Call[Medallion]:
-    return Call("GET", f"medallions/{seg(medallion_id)}/", _medallion, idempotent=True)
+    return get_call(f"medallions/{seg(medallion_id)}/", _medallion)
 
 
 def medallion_update(
@@ -178,12 +177,10 @@ def medallion_revisions(
     medallion_id: str, *, limit: int | None = None, cursor: str | None = None
 ) -> Call[Page[MedallionRevision]]:
     """Every version, newest first, with its evidence."""
-    return Call(
-        "GET",
+    return get_call(
         f"medallions/{seg(medallion_id)}/revisions/",
         lambda r: Page.parse(r.body, MedallionRevision.from_dict),
-        params=params(limit=positive_limit(limit), cursor=cursor),
-        idempotent=True,
+        params(limit=positive_limit(limit), cursor=cursor),
     )
 
 
@@ -194,15 +191,15 @@ def jobs_list(
     *, status: str | None = None, kind: str | None = None, limit: int | None = None, cursor: str | None = None
 ) -> Call[Page[Job]]:
     query = params(status=status, kind=kind, limit=positive_limit(limit), cursor=cursor)
-    return Call("GET", "jobs/", lambda r: Page.parse(r.body, Job.from_dict), params=query, idempotent=True)
+    return get_call("jobs/", lambda r: Page.parse(r.body, Job.from_dict), query)
 
 
 def job_get(job_id: str) -> Call[Job]:
-    return Call("GET", f"jobs/{seg(job_id)}/", lambda r: Job.from_dict(r.body), idempotent=True)
+    return get_call(f"jobs/{seg(job_id)}/", lambda r: Job.from_dict(r.body))
 
 
 def retention_get() -> Call[dict[str, Any]]:
-    return Call("GET", "retention/", parse_json, idempotent=True)
+    return get_call("retention/", parse_json)
 
 
 def retention_put(policy: Mapping[str, Any]) -> Call[dict[str, Any]]:
@@ -224,7 +221,7 @@ def retention_sweep() -> Call[Job]:
 
 def schema() -> Call[dict[str, Any]]:
     """The OpenAPI 3 document."""
-    return Call("GET", "schema/", parse_json, params=params(format="json"), idempotent=True)
+    return get_call("schema/", parse_json, params(format="json"))
 
 
 def health() -> Call[dict[str, Any]]:
