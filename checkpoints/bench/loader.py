@@ -17,7 +17,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from checkpoints.integrity import record_checksum_from_parts
-from checkpoints.models import Checkpoint, Thread
+from checkpoints.models import Checkpoint, Thread, Workspace
 
 
 def copy_model(
@@ -39,6 +39,16 @@ def copy_model(
             copy.write_row(values)
             count += 1
     return count
+
+
+def workspace_pk(database_url: str, slug: str) -> int:
+    """The primary key of the workspace `slug` (the benchmarks load rows into it by key)."""
+    query = sql.SQL("SELECT id FROM {} WHERE slug = %s").format(sql.Identifier(Workspace._meta.db_table))
+    with psycopg.connect(database_url) as conn:
+        row = conn.execute(query, (slug,)).fetchone()
+    if row is None:
+        raise LookupError(f"no workspace {slug!r} in the benchmark database")
+    return int(row[0])
 
 
 def thread_rows(workspace_pk: int, thread_ids: Iterable[str], now: datetime) -> Iterator[dict[str, Any]]:

@@ -16,6 +16,7 @@ from typing import Any
 import psycopg
 
 from checkpoints.bench import ab, graphs, layers, profiling, saves, scale, server, storage, sweep
+from checkpoints.bench.loader import workspace_pk
 from checkpoints.bench.saves import ApiClients, SaveCase
 
 SECTIONS = ("storage", "langgraph", "saves", "layers", "profile", "scale", "sweep")
@@ -240,13 +241,10 @@ def _sections(
             stack=stack, api_key=api.api_key, requests=config.profile_requests, log=log
         )
     if "scale" in config.sections:
-        with psycopg.connect(database_url) as conn:
-            row = conn.execute("SELECT id FROM checkpoints_workspace WHERE slug = 'bench'").fetchone()
-        assert row is not None
         results["scale"] = scale.bench_scale(
             api=api,
             database_url=database_url,
-            workspace_pk=row[0],
+            workspace_pk=workspace_pk(database_url, "bench"),
             sizes=config.scale_sizes,
             requests=config.scale_requests,
             hot_rows=config.hot_rows,

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import psycopg
 
-from checkpoints.bench.loader import checkpoint_row, copy_model, thread_pks, thread_rows
+from checkpoints.bench.loader import checkpoint_row, copy_model, thread_pks, thread_rows, workspace_pk
 from checkpoints.bench.payloads import agent_state
 from checkpoints.bench.saves import ApiClients, _expect
 from checkpoints.bench.server import PYTHON, REPO, Stack
@@ -148,10 +148,7 @@ def bench_sweep(
 ) -> dict[str, Any]:
     """p50/p99 save latency without and during a sweep of `rows` expired checkpoints."""
     api = ApiClients(base_url, stack.api_key(WORKSPACE))
-    with psycopg.connect(database_url) as conn:
-        row = conn.execute("SELECT id FROM checkpoints_workspace WHERE slug = %s", (WORKSPACE,)).fetchone()
-    assert row is not None
-    swept = load_backlog(database_url, row[0], rows, log)
+    swept = load_backlog(database_url, workspace_pk(database_url, WORKSPACE), rows, log)
     body = canonical_json({"agent_id": "bench", "state": agent_state(2048)}).encode()
     idle = _measure_pair(api, swept, body, idle_seconds, None)
     log("  sweep: sweeping")
