@@ -35,6 +35,8 @@ PYTHON = sys.executable
 PROCFILE = REPO / "Procfile"
 WSGI_APP = "project.wsgi"
 _VARIABLE = re.compile(r"\$\{(\w+)(?::-[^}]*)?\}|\$(\w+)")
+# A web command to measure in place of the Procfile's (read by this process only; see candidate_web_argv).
+CANDIDATE_WEB_LINE = "CAIRN_CANDIDATE_WEB_LINE"
 # The benchmark key's own rate: throttling still runs (two Redis round trips per request, as in
 # production), it just never refuses the load generator.
 BENCH_THROTTLE_RATE = "1000000/s"
@@ -149,9 +151,35 @@ def procfile_web_argv(app: str, *, port: int, workers: int) -> list[str]:
     `port` and `workers`; the bind address narrowed to loopback; `gunicorn` run as `python -m gunicorn`
     (this interpreter's); and, appended, `--graceful-timeout 5` (shutdown only: a stop never waits 30 s
     for a busy worker). Every other flag is the Procfile's, as written."""
+    if candidate := os.environ.get(CANDIDATE_WEB_LINE):
+        return candidate_web_argv(candidate, app, port=port, workers=workers)
     lines = [line for line in PROCFILE.read_text().splitlines() if line.startswith("web:")]
     if len(lines) != 1:
         raise BenchError(f"{PROCFILE} must have exactly one `web:` line")
+    argv = expand_web_line(lines[0].removeprefix("web:"), port=port, workers=workers)
+    if argv[:1] != ["gunicorn"] or argv.count(WSGI_APP) != 1 or "--bind" not in argv[:-1]:
+        raise BenchError(f"the Procfile's web line is not `gunicorn {WSGI_APP} --bind HOST:PORT ...`: {argv}")
+    argv[argv.index(WSGI_APP)] = app
+    bind = argv.index("--bind") + 1
+    argv[bind] = f"127.0.0.1:{argv[bind].rpartition(':')[2]}"
+    return [PYTHON, "-m", *argv, "--graceful-timeout", "5"]
+
+
+def candidate_web_argv(line: str, app: str, *, port: int, workers: int) -> list[str]:
+    """Another server's command in place of the Procfile's, to measure it the same way (docs/architecture.md,
+    "Why not a maintained server"): `$PORT` and `$WEB_CONCURRENCY` as above, `project.wsgi` (alone or as
+    `project.wsgi:application`) replaced by `app`, the first word run as a module of this interpreter. It
+    must bind loopback itself."""
+    argv = expand_web_line(line, port=port, workers=workers)
+    served = [
+        app + word.removeprefix(WSGI_APP) if word.partition(":")[0] == WSGI_APP else word for word in argv
+    ]
+    if app != WSGI_APP and served == argv:
+        raise BenchError(f"{CANDIDATE_WEB_LINE} does not name {WSGI_APP}, so it cannot serve {app}")
+    return [PYTHON, "-m", *served]
+
+
+def expand_web_line(line: str, *, port: int, workers: int) -> list[str]:
     values = {"PORT": str(port), "WEB_CONCURRENCY": str(workers)}
 
     def expand(match: re.Match[str]) -> str:
@@ -160,13 +188,7 @@ def procfile_web_argv(app: str, *, port: int, workers: int) -> list[str]:
             raise BenchError(f"the Procfile's web line uses ${name}, which the benchmark does not set")
         return values[name]
 
-    argv = shlex.split(_VARIABLE.sub(expand, lines[0].removeprefix("web:")))
-    if argv[:1] != ["gunicorn"] or argv.count(WSGI_APP) != 1 or "--bind" not in argv[:-1]:
-        raise BenchError(f"the Procfile's web line is not `gunicorn {WSGI_APP} --bind HOST:PORT ...`: {argv}")
-    argv[argv.index(WSGI_APP)] = app
-    bind = argv.index("--bind") + 1
-    argv[bind] = f"127.0.0.1:{argv[bind].rpartition(':')[2]}"
-    return [PYTHON, "-m", *argv, "--graceful-timeout", "5"]
+    return shlex.split(_VARIABLE.sub(expand, line))
 
 
 class Gunicorn:

@@ -31,6 +31,24 @@ def test_cairn_and_the_floor_run_the_procfile_web_command_with_only_the_app_swap
         assert flag in cairn  # every Procfile flag, as written
 
 
+def test_a_candidate_web_line_replaces_the_procfiles_with_only_the_app_swapped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    line = "waitress --listen=127.0.0.1:${PORT} --threads=${WEB_CONCURRENCY} project.wsgi:application"
+    monkeypatch.setenv(server.CANDIDATE_WEB_LINE, line)
+    assert server.procfile_web_argv("checkpoints.bench.floor", port=4321, workers=3) == [
+        sys.executable, "-m", "waitress", "--listen=127.0.0.1:4321", "--threads=3",
+        "checkpoints.bench.floor:application",
+    ]  # fmt: skip
+    monkeypatch.setenv(server.CANDIDATE_WEB_LINE, "uvicorn project.asgi:application --port ${PORT}")
+    assert server.procfile_web_argv("project.wsgi", port=4321, workers=3)[3:5] == [
+        "project.asgi:application",
+        "--port",
+    ]
+    with pytest.raises(BenchError, match=r"cannot serve checkpoints\.bench\.floor"):
+        server.procfile_web_argv("checkpoints.bench.floor", port=1, workers=1)
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [
