@@ -6,7 +6,10 @@ out (the skeleton), each part stored once per workspace in the value table under
 The parts are:
 
 - a value (string, number, object or list) of at least `VALUE_MIN` characters that is not itself cut up;
-  objects and lists of `SPLIT` characters or more are cut up instead (each member, each run of elements);
+  objects and lists of `SPLIT` characters or more are cut up instead (each member, each run of elements).
+  An object or list that is a member of an object is cut out only from `MEMBER_MIN` characters: small
+  bookkeeping maps (LangGraph's `channel_versions`, `versions_seen`) change at every step, so as parts
+  each would be a new row at every save, never shared;
 - aligned runs of list elements: elements [0, 16), [16, 32)… and [0, 256), [256, 512)… and [0, 4096)…,
   each run taken as long as it is complete and its text stays under `RUN_MAX`. A list that only grows
   therefore shares every complete run with its previous version, and a checkpoint stores a few dozen
@@ -37,6 +40,7 @@ MARK = "#"
 PACK_MIN = 4096
 SPLIT = 4096
 VALUE_MIN = 128
+MEMBER_MIN = 1024
 RUN_LENGTHS = (4096, 256, 16)
 RUN_MAX = 1 << 20
 
@@ -153,13 +157,16 @@ class _Builder:
         self.references.append((self.length, digest))
         self.parts[digest] = text
 
-    def value(self, value: Any, text: str) -> None:
+    def value(self, value: Any, text: str, *, least: int = VALUE_MIN) -> None:
         if len(text) >= SPLIT and type(value) in (dict, list):
             self.container(value, text)
-        elif len(text) >= VALUE_MIN:
+        elif len(text) >= least:
             self.cut(text)
         else:
             self.keep(text)
+
+    def member(self, value: Any, text: str) -> None:
+        self.value(value, text, least=MEMBER_MIN if type(value) in (dict, list) else VALUE_MIN)
 
     def container(self, value: dict[str, Any] | list[Any], text: str) -> None:
         if isinstance(value, dict):
@@ -175,7 +182,7 @@ class _Builder:
         self.keep("{")
         for index, (prefix, member, member_text) in enumerate(zip(prefixes, members, texts, strict=True)):
             self.keep(("," if index else "") + prefix)
-            self.value(member, member_text)
+            self.member(member, member_text)
         self.keep("}")
 
     def elements(self, value: list[Any], text: str) -> None:

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checkpoints.integrity import canonical_json
-from checkpoints.packing import PACK_MIN, assemble, digest_of, is_packed, pack, references
+from checkpoints.packing import MEMBER_MIN, PACK_MIN, assemble, digest_of, is_packed, pack, references
 
 pytestmark = pytest.mark.one_backend  # pure code: the same on either backend (tests/conftest.py)
 
@@ -69,6 +69,21 @@ def test_a_document_names_a_bounded_number_of_parts_however_long_the_list() -> N
     stored, _ = packed_text({"messages": [message(n, 200) for n in range(2000)]})
     # 2000 = 7 runs of 256 + 13 of 16 + 0 single elements: 20 references.
     assert len(references(stored)) == 20
+
+
+def test_small_maps_beside_the_list_stay_in_the_skeleton() -> None:
+    # LangGraph's bookkeeping maps change at every step: as parts they would never be shared.
+    versions = {f"channel-{n}": f"{n:032}.0.{n}" for n in range(6)}
+    state = {"channel_values": {"messages": [message(n) for n in range(20)]}, "channel_versions": versions}
+    assert 128 < len(canonical_json(versions)) < MEMBER_MIN
+    stored, parts = packed_text(state)
+    assert canonical_json(versions) in stored
+    assert canonical_json(versions) not in parts.values()
+    # A large member is still a part of its own, and every message is one.
+    big = {"text": "word " * (MEMBER_MIN // 4)}
+    stored, parts = packed_text({**state, "notes": big})
+    assert canonical_json(big) in parts.values()
+    assert all(canonical_json(message(n)) in parts.values() for n in range(16, 20))
 
 
 def test_a_missing_part_is_reported_not_guessed() -> None:
