@@ -16,7 +16,11 @@ The parts are:
   references plus its newest few elements, not the whole list again.
 
 The stored text of a packed document is `#` + the references (`<offset>:<digest>` joined by commas, the
-offset a position in the skeleton, the digest SHA-256 in unpadded base64url) + a newline + the skeleton.
+offset a position in the skeleton, the digest in unpadded base64url) + a newline + the skeleton. A part's
+digest is the first `DIGEST_BYTES` (16) bytes of the SHA-256 of its text: 22 characters a reference, where
+the whole hash took 43, and a checkpoint names a dozen or more. Rows stored before 2026-12-02 name parts by
+the whole hash; both lengths are read (`NAME_PATTERN`), and a part matches its digest when the SHA-256 of
+its text starts with it (`matches`).
 Canonical JSON never starts with `#`, so every stored text is either a whole document or a packed one.
 `assemble` puts the parts back; packing checks that it gives back exactly the text it was given, so a
 packed document always restores to the bytes that were hashed.
@@ -45,14 +49,21 @@ RUN_LENGTHS = (4096, 256, 16)
 RUN_MAX = 1 << 20
 
 
-# A part's name in a header: its digest in unpadded base64url (the restore's SQL reads headers with this too).
-NAME_PATTERN = "[A-Za-z0-9_-]{43}"
+DIGEST_BYTES = 16
+# A part's name in a header: its digest in unpadded base64url, 22 characters (16 bytes) or, in rows stored
+# before 2026-12-02, 43 (the whole SHA-256). The restore's SQL reads headers with this too.
+NAME_PATTERN = "[A-Za-z0-9_-]{22}(?:[A-Za-z0-9_-]{21})?"
 _REFERENCE = re.compile(f"([0-9]{{1,9}}):({NAME_PATTERN})")
 
 
 def digest_of(text: str) -> bytes:
-    """The key of a part: the SHA-256 of its UTF-8 text."""
-    return hashlib.sha256(text.encode("utf-8")).digest()
+    """The key of a part: the first DIGEST_BYTES bytes of the SHA-256 of its UTF-8 text."""
+    return hashlib.sha256(text.encode("utf-8")).digest()[:DIGEST_BYTES]
+
+
+def matches(digest: bytes, text: str) -> bool:
+    """Whether `text` is the part `digest` names (of either length)."""
+    return hashlib.sha256(text.encode("utf-8")).digest()[: len(digest)] == digest
 
 
 def _name(digest: bytes) -> str:
@@ -60,7 +71,7 @@ def _name(digest: bytes) -> str:
 
 
 def digest_named(name: str) -> bytes:
-    return base64.urlsafe_b64decode(name + "=")
+    return base64.urlsafe_b64decode(name + "=" * (-len(name) % 4))
 
 
 @dataclass(frozen=True)

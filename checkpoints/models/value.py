@@ -22,7 +22,8 @@ PACKED_FIELDS = ("state", "context")
 
 
 class StoredValue(models.Model):
-    """One part of one or more packed documents of a workspace, keyed by the SHA-256 of its text.
+    """One part of one or more packed documents of a workspace, keyed by its digest (`checkpoints.packing`:
+    the first 16 bytes of the SHA-256 of its text; the whole hash in rows stored before 2026-12-02).
 
     Parts are never shared across workspaces: a save cannot learn whether another tenant stored the same
     text. `used_at` is when a save last relied on the part; the collector

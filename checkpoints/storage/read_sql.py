@@ -37,7 +37,8 @@ PARTS_OF_ROW = {
     "ORDER BY r.n)::text AS names, string_agg(v.body, '' ORDER BY r.n) AS texts "
     f"FROM regexp_matches({_header('c.state')} || ',' || {_header('c.context')}, "
     f"':({packing.NAME_PATTERN})', 'g') WITH ORDINALITY AS r(m, n) LEFT JOIN {VALUE} v "
-    "ON v.workspace_id = c.workspace_id AND v.digest = decode(translate(r.m[1], '-_', '+/') || '=', 'base64')"
+    "ON v.workspace_id = c.workspace_id "
+    "AND v.digest = decode(rpad(translate(r.m[1], '-_', '+/'), (length(r.m[1]) + 3) / 4 * 4, '='), 'base64')"
     ") p ON true",
     "sqlite": "",  # unpack() reads them, in-process
 }

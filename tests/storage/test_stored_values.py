@@ -3,6 +3,8 @@ parts collected only when nothing names them (docs/storage.md)."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from datetime import timedelta
 from typing import Any
 
@@ -12,9 +14,11 @@ from django.utils import timezone
 
 from checkpoints.integrity import canonical_json
 from checkpoints.models import Checkpoint, StoredValue, Workspace
-from checkpoints.packing import digests, is_packed
+from checkpoints.packing import DIGEST_BYTES, digests, is_packed, references
 from checkpoints.services.checkpoints import checkpoints_tombstone
 from checkpoints.storage.stored_values import values_collect
+from django.core.management import call_command
+
 from tests.conftest import ApiClient
 
 pytestmark = pytest.mark.django_db
@@ -192,3 +196,40 @@ def test_parts_keep_every_character_exactly(api: ApiClient) -> None:
     created = save(api, state)
     assert is_packed(stored_state(created["checkpoint_id"]))
     assert restore(api, created["checkpoint_id"]).json()["state"] == state
+
+
+def _whole_hash_name(body: str) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(body.encode()).digest()).decode().rstrip("=")
+
+
+def test_rows_that_name_parts_by_the_whole_hash_still_restore_verify_and_keep_their_parts(
+    api: ApiClient, workspace: Workspace
+) -> None:
+    """Rows stored before 2026-12-02 name each part by its whole SHA-256 (43 characters, 32 bytes)."""
+    created = save(api, chat(40))["checkpoint_id"]
+    stored = stored_state(created)
+    header, skeleton = stored[1:].split("\n", 1)
+    parts = {bytes(d): body for d, body in StoredValue.objects.values_list("digest", "body")}
+    assert {len(digest) for digest in parts} == {DIGEST_BYTES}
+    named = [parts[digest] for _, digest in references(stored)]
+    old_header = ",".join(
+        f"{item.split(':')[0]}:{_whole_hash_name(body)}"
+        for item, body in zip(header.split(","), named, strict=True)
+    )
+    StoredValue.objects.all().delete()
+    StoredValue.objects.bulk_create(
+        StoredValue(
+            workspace=workspace,
+            digest=hashlib.sha256(body.encode()).digest(),
+            body=body,
+            size_bytes=len(body),
+        )
+        for body in set(named)
+    )
+    Checkpoint.objects.filter(checkpoint_id=created).update(state=f"#{old_header}\n{skeleton}")
+
+    assert restore(api, created).json()["state"] == chat(40)
+    assert {len(digest) for digest in digests([stored_state(created)])} == {32}
+    call_command("verify_integrity")  # raises on any mismatch
+    assert collect_after_grace(workspace) == {"values": 0, "bytes": 0}
+    assert restore(api, created).json()["state"] == chat(40)

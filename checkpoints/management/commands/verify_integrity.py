@@ -20,7 +20,7 @@ from django.db.models import QuerySet
 from checkpoints.management.options import workspace_option
 from checkpoints.models import Checkpoint, StoredValue
 from checkpoints.models.value import PACKED_FIELDS
-from checkpoints.packing import digest_of, digests
+from checkpoints.packing import digests, matches
 from checkpoints.services.checkpoints import checkpoint_verify
 
 BATCH = 500
@@ -66,7 +66,7 @@ class Command(BaseCommand):
                 break
             for _, workspace_id, slug, digest, body in batch:
                 checked += 1
-                if digest_of(body) != bytes(digest):
+                if not matches(bytes(digest), body):
                     altered[workspace_id].add(bytes(digest))
                     self.stdout.write(f"MISMATCH value workspace={slug} digest={bytes(digest).hex()}")
             last_pk = batch[-1][0]
