@@ -132,19 +132,21 @@ class Checkpoint(models.Model):
             ),
         ]
         indexes: ClassVar = [
+            # Ascending on id, read backwards for newest-first: new rows land on the rightmost page, which
+            # splits full; in descending order every insert split a page in half (docs/storage.md, "Indexes").
             # Head lookups and per-namespace timelines: newest live row first, no scan.
             models.Index(
-                fields=["thread", "namespace", "-id"],
+                fields=["thread", "namespace", "id"],
                 name="checkpoint_head",
                 condition=Q(expired_at__isnull=True),
             ),
-            models.Index(fields=["thread", "-id"], name="checkpoint_thread_timeline"),
-            models.Index(fields=["workspace", "-id"], name="checkpoint_ws_timeline"),
+            models.Index(fields=["thread", "id"], name="checkpoint_thread_timeline"),
+            models.Index(fields=["workspace", "id"], name="checkpoint_ws_timeline"),
             # The dashboard's activity and storage charts: one window of a workspace, grouped by hour or day.
             models.Index(fields=["workspace", "created_at"], name="checkpoint_ws_created"),
-            models.Index(fields=["workspace", "agent_id", "-id"], name="checkpoint_ws_agent"),
+            models.Index(fields=["workspace", "agent_id", "id"], name="checkpoint_ws_agent"),
             models.Index(
-                fields=["workspace", "handoff_target", "-id"],
+                fields=["workspace", "handoff_target", "id"],
                 name="checkpoint_ws_inbox",
                 condition=Q(handoff_target__isnull=False),
             ),
