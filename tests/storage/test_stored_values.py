@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from django.conf import settings
+from django.core.management import call_command
 from django.utils import timezone
 
 from checkpoints.integrity import canonical_json
@@ -17,8 +18,6 @@ from checkpoints.models import Checkpoint, StoredValue, Workspace
 from checkpoints.packing import DIGEST_BYTES, digests, is_packed, references
 from checkpoints.services.checkpoints import checkpoints_tombstone
 from checkpoints.storage.stored_values import values_collect
-from django.core.management import call_command
-
 from tests.conftest import ApiClient
 
 pytestmark = pytest.mark.django_db
