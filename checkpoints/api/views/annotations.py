@@ -17,6 +17,7 @@ from checkpoints.api.serializers.annotations import (
     AnnotationSerializer,
 )
 from checkpoints.api.views.threads import USER_PARAM, ThreadScopedView
+from checkpoints.models import Annotation
 from checkpoints.services.annotations import (
     annotation_create,
     annotation_delete,
@@ -60,15 +61,17 @@ class ThreadAnnotationsView(ThreadScopedView):
 
 
 class AnnotationDetailView(ThreadScopedView):
+    def annotation(self, thread_id: str, annotation_id: uuid.UUID) -> Annotation:
+        """The annotation of the path, in the thread the key and `user_id` may reach."""
+        thread = self.thread(thread_id)
+        return annotation_get(workspace=self.workspace, thread=thread, annotation_id=annotation_id)
+
     @extend_schema(summary="One annotation", parameters=[USER_PARAM], responses={200: AnnotationSerializer})
     def get(self, request: Request, thread_id: str, annotation_id: uuid.UUID) -> Response:
-        thread = self.thread(thread_id)
-        annotation = annotation_get(workspace=self.workspace, thread=thread, annotation_id=annotation_id)
-        return Response(AnnotationSerializer.render(annotation, {"thread_id": thread.thread_id}))
+        annotation = self.annotation(thread_id, annotation_id)
+        return Response(AnnotationSerializer.render(annotation, {"thread_id": thread_id}))
 
     @extend_schema(summary="Delete one annotation (audited)", parameters=[USER_PARAM], responses={204: None})
     def delete(self, request: Request, thread_id: str, annotation_id: uuid.UUID) -> Response:
-        thread = self.thread(thread_id)
-        annotation = annotation_get(workspace=self.workspace, thread=thread, annotation_id=annotation_id)
-        annotation_delete(annotation=annotation, actor=self.actor)
+        annotation_delete(annotation=self.annotation(thread_id, annotation_id), actor=self.actor)
         return Response(status=status.HTTP_204_NO_CONTENT)
