@@ -146,3 +146,9 @@ class WorkspaceAPIView(APIView):
             message = "namespace is longer than 255 characters."
             raise ValidationFailed(message, {"fields": {"namespace": [message]}})
         return value
+
+
+# A view whose POST only reads (a search, a dry run: its body is the question), so a read key may send it
+# (docs/concepts.md, on scopes). A comment, not a docstring: the OpenAPI document would show it.
+class ReadingPostView(WorkspaceAPIView):
+    required_scopes = {"POST": ApiKey.Scope.READ}

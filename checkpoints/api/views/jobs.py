@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import uuid
 
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema
+from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -14,6 +16,14 @@ from checkpoints.api.serializers.jobs import JobPageSerializer, JobSerializer
 from checkpoints.api.views.base import WorkspaceAPIView
 from checkpoints.models import Job
 from checkpoints.services.jobs import job_get
+
+
+def job_response(job: Job) -> Response:
+    """202 with the job; Location is where to poll."""
+    location = reverse("api:job-detail", kwargs={"job_id": job.job_id})
+    return Response(
+        JobSerializer.render(job), status=status.HTTP_202_ACCEPTED, headers={"Location": location}
+    )
 
 
 class JobListView(WorkspaceAPIView):

@@ -19,9 +19,10 @@ from checkpoints.api.fields import ClientIdField, JSONObjectField, StrictCharFie
 from checkpoints.api.pagination import PAGE_PARAMS, KeysetPage, OffsetPage
 from checkpoints.api.serializers import medallions as shapes
 from checkpoints.api.serializers.jobs import JobSerializer
-from checkpoints.api.views.base import WorkspaceAPIView
+from checkpoints.api.views.base import ReadingPostView, WorkspaceAPIView
+from checkpoints.api.views.jobs import job_response
 from checkpoints.exceptions import ValidationFailed
-from checkpoints.models import ApiKey, Job, Medallion
+from checkpoints.models import Job, Medallion
 from checkpoints.numbers import parse_whole_number
 from checkpoints.services.checkpoint_reads import thread_get
 from checkpoints.services.medallion_reads import (
@@ -47,14 +48,6 @@ _FINISHED = (Job.Status.SUCCEEDED, Job.Status.FAILED)
 
 def medallion_url(medallion: Medallion) -> str:
     return reverse("api:medallion-detail", kwargs={"medallion_id": str(medallion.medallion_id)})
-
-
-def job_response(job: Job) -> Response:
-    """202 with the job; Location is where to poll."""
-    location = reverse("api:job-detail", kwargs={"job_id": job.job_id})
-    return Response(
-        JobSerializer.render(job), status=status.HTTP_202_ACCEPTED, headers={"Location": location}
-    )
 
 
 def _query_list(request: Request, name: str) -> list[str]:
@@ -167,9 +160,7 @@ class MedallionListView(WorkspaceAPIView):
         )
 
 
-class MedallionSearchView(WorkspaceAPIView):
-    required_scopes = {"POST": ApiKey.Scope.READ}
-
+class MedallionSearchView(ReadingPostView):
     @extend_schema(
         operation_id="medallions_search",
         summary="Medallions of a scope ranked by meaning against `query`, each with its `score`",

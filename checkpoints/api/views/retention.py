@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-from django.urls import reverse
 from drf_spectacular.utils import extend_schema
-from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -16,7 +14,8 @@ from checkpoints.api.serializers.retention import (
     RetentionPreviewRequestSerializer,
     RetentionPreviewSerializer,
 )
-from checkpoints.api.views.base import WorkspaceAPIView
+from checkpoints.api.views.base import ReadingPostView, WorkspaceAPIView
+from checkpoints.api.views.jobs import job_response
 from checkpoints.models import ApiKey, Workspace
 from checkpoints.services.retention import (
     retention_policy,
@@ -45,9 +44,8 @@ class RetentionPolicyView(WorkspaceAPIView):
         return Response(retention_policy(workspace))
 
 
-class RetentionPreviewView(WorkspaceAPIView):
+class RetentionPreviewView(ReadingPostView):
     # A dry run changes nothing, so a read key may ask for it.
-    required_scopes = {"POST": ApiKey.Scope.READ}
 
     @extend_schema(
         summary="Dry run: what the next sweep, purge and idle-thread expiry would do (changes nothing)",
@@ -70,8 +68,4 @@ class RetentionSweepView(WorkspaceAPIView):
     )
     def post(self, request: Request) -> Response:
         self.validated(RetentionPreviewRequestSerializer)
-        job = retention_sweep_submit(workspace=self.workspace, actor=self.actor)
-        location = reverse("api:job-detail", kwargs={"job_id": job.job_id})
-        return Response(
-            JobSerializer.render(job), status=status.HTTP_202_ACCEPTED, headers={"Location": location}
-        )
+        return job_response(retention_sweep_submit(workspace=self.workspace, actor=self.actor))

@@ -5,6 +5,7 @@ SDK's CairnStore)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -27,7 +28,7 @@ from checkpoints.api.serializers.store import (
     StorePutSerializer,
     StoreSearchSerializer,
 )
-from checkpoints.api.views.base import WorkspaceAPIView
+from checkpoints.api.views.base import ReadingPostView, WorkspaceAPIView
 from checkpoints.exceptions import NotFound, ValidationFailed
 from checkpoints.models import ApiKey
 from checkpoints.models.store import NAMESPACE_SEPARATOR
@@ -63,9 +64,7 @@ class StoreItemsView(WorkspaceAPIView):
         responses={204: None},
     )
     def put(self, request: Request) -> Response:
-        data = self.validated(StorePutSerializer)
-        store_put(workspace=self.workspace, actor=self.actor, **data)
-        return Response(status=status.HTTP_204_NO_CONTENT)
+        return self.write_item(store_put, StorePutSerializer)
 
     @extend_schema(
         operation_id="store_item_get",
@@ -109,14 +108,15 @@ class StoreItemsView(WorkspaceAPIView):
         responses={204: None},
     )
     def delete(self, request: Request) -> Response:
-        data = self.validated(StoreDeleteSerializer)
-        store_delete(workspace=self.workspace, actor=self.actor, **data)
+        return self.write_item(store_delete, StoreDeleteSerializer)
+
+    def write_item(self, write: Callable[..., object], serializer_class: type[Any]) -> Response:
+        """A put or a delete: the body's item written (audited as this key's actor), answered 204."""
+        write(workspace=self.workspace, actor=self.actor, **self.validated(serializer_class))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class StoreSearchView(WorkspaceAPIView):
-    required_scopes = {"POST": ApiKey.Scope.READ}
-
+class StoreSearchView(ReadingPostView):
     @extend_schema(
         operation_id="store_items_search",
         summary="Items under a namespace prefix, filtered; ranked by meaning with a `query`",
@@ -129,9 +129,7 @@ class StoreSearchView(WorkspaceAPIView):
         return Response({"items": [item_representation(item, score) for item, score in found]})
 
 
-class StoreNamespacesView(WorkspaceAPIView):
-    required_scopes = {"POST": ApiKey.Scope.READ}
-
+class StoreNamespacesView(ReadingPostView):
     @extend_schema(
         operation_id="store_namespaces_list",
         summary="Namespaces matching a prefix and suffix (`*`: any label), cut to max_depth",
@@ -143,9 +141,8 @@ class StoreNamespacesView(WorkspaceAPIView):
         return Response({"namespaces": store_list_namespaces(workspace=self.workspace, **data)})
 
 
-class StoreBatchView(WorkspaceAPIView):
+class StoreBatchView(ReadingPostView):
     # A read key may batch reads; `put` operations need the write scope (checked below).
-    required_scopes = {"POST": ApiKey.Scope.READ}
 
     @extend_schema(
         operation_id="store_batch",
