@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -55,6 +56,22 @@ def _raw(api: ApiClient, method: str, url: str, body: bytes, content_type: str =
     return client.generic(method.upper(), url, body, content_type=content_type)
 
 
+def _chunked(api: ApiClient, method: str, url: str, body: bytes) -> Any:
+    """A body without Content-Length, as gunicorn hands over a chunked request."""
+    client: Any = api
+    return client.generic(
+        method.upper(),
+        url,
+        b"",
+        **{
+            "wsgi.input": io.BytesIO(body),
+            "wsgi.input_terminated": True,
+            "HTTP_TRANSFER_ENCODING": "chunked",
+            "CONTENT_TYPE": "application/json",
+        },
+    )
+
+
 def _stored() -> tuple[int, int, int]:
     return Checkpoint.objects.count(), PendingWrite.objects.count(), Thread.objects.count()
 
@@ -65,6 +82,16 @@ def _error(response: Any, status: int = 400, code: str = "validation_error") -> 
     error = response.json()["error"]
     assert error["code"] == code
     assert set(error) == {"code", "message", "details"}
+    return error
+
+
+def _refused_storing_nothing(
+    send: Callable[[], Any], status: int = 400, code: str = "validation_error"
+) -> Any:
+    """The error of the request `send` makes, once it is checked that the refused request stored nothing."""
+    before = _stored()
+    error = _error(send(), status, code)
+    assert _stored() == before
     return error
 
 
@@ -111,10 +138,7 @@ def test_it_refuses_malformed_bodies_everywhere(
     api: ApiClient, method: str, url: str, valid: dict[str, Any], case: str
 ) -> None:
     body, message = RAW_BODIES[case]
-    before = _stored()
-    error = _error(_raw(api, method, url, body))
-    assert message in error["message"]
-    assert _stored() == before
+    assert message in _refused_storing_nothing(lambda: _raw(api, method, url, body))["message"]
 
 
 @pytest.mark.parametrize(("method", "url", "valid"), BODY_ENDPOINTS)
@@ -122,10 +146,8 @@ def test_it_refuses_malformed_bodies_everywhere(
 def test_it_refuses_bodies_that_are_not_objects(
     api: ApiClient, method: str, url: str, valid: dict[str, Any], body: bytes
 ) -> None:
-    before = _stored()
-    error = _error(_raw(api, method, url, body))
+    error = _refused_storing_nothing(lambda: _raw(api, method, url, body))
     assert error["details"]["fields"]["non_field_errors"]
-    assert _stored() == before
 
 
 @pytest.mark.parametrize(("method", "url", "valid"), BODY_ENDPOINTS)
@@ -208,44 +230,21 @@ def test_it_does_not_count_brackets_inside_strings(api: ApiClient) -> None:
     assert response.json()["state"] == state
 
 
-@override_settings(CAIRN_MAX_BODY_BYTES=1000)
-@pytest.mark.parametrize(("method", "url", "valid"), BODY_ENDPOINTS)
-def test_it_refuses_a_body_over_the_limit_by_content_length(
-    api: ApiClient, method: str, url: str, valid: dict[str, Any]
-) -> None:
-    body = json.dumps({**valid, "pad": "x" * 1000}).encode()
-    before = _stored()
-    error = _error(_raw(api, method, url, body), 413, "payload_too_large")
-    assert error["details"] == {"max_bytes": 1000}
-    assert _stored() == before
-
-
-def _chunked(api: ApiClient, method: str, url: str, body: bytes) -> Any:
-    """A body without Content-Length, as gunicorn hands over a chunked request."""
-    client: Any = api
-    return client.generic(
-        method.upper(),
-        url,
-        b"",
-        **{
-            "wsgi.input": io.BytesIO(body),
-            "wsgi.input_terminated": True,
-            "HTTP_TRANSFER_ENCODING": "chunked",
-            "CONTENT_TYPE": "application/json",
-        },
-    )
+# How a body over the limit comes, and how far over: with its Content-Length, or chunked without one.
+OVERSIZED_SENDS = [(_raw, 1000), (_chunked, 100_000)]
 
 
 @override_settings(CAIRN_MAX_BODY_BYTES=1000)
 @pytest.mark.parametrize(("method", "url", "valid"), BODY_ENDPOINTS)
-def test_it_refuses_a_body_over_the_limit_without_content_length(
-    api: ApiClient, method: str, url: str, valid: dict[str, Any]
+@pytest.mark.parametrize(
+    ("send", "pad"), OVERSIZED_SENDS, ids=["by_content_length", "without_content_length"]
+)
+def test_it_refuses_a_body_over_the_limit(
+    api: ApiClient, method: str, url: str, valid: dict[str, Any], send: Callable[..., Any], pad: int
 ) -> None:
-    before = _stored()
-    body = json.dumps({**valid, "pad": "x" * 100_000}).encode()
-    error = _error(_chunked(api, method, url, body), 413, "payload_too_large")
+    body = json.dumps({**valid, "pad": "x" * pad}).encode()
+    error = _refused_storing_nothing(lambda: send(api, method, url, body), 413, "payload_too_large")
     assert error["details"] == {"max_bytes": 1000}
-    assert _stored() == before
 
 
 @override_settings(CAIRN_MAX_BODY_BYTES=1000)
