@@ -44,9 +44,8 @@ class RetentionPolicyView(WorkspaceAPIView):
         return Response(retention_policy(workspace))
 
 
+# A dry run changes nothing, so a read key may ask for it.
 class RetentionPreviewView(ReadingPostView):
-    # A dry run changes nothing, so a read key may ask for it.
-
     @extend_schema(
         summary="Dry run: what the next sweep, purge and idle-thread expiry would do (changes nothing)",
         request=RetentionPreviewRequestSerializer,

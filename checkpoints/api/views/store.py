@@ -141,9 +141,8 @@ class StoreNamespacesView(ReadingPostView):
         return Response({"namespaces": store_list_namespaces(workspace=self.workspace, **data)})
 
 
+# A read key may batch reads; `put` operations need the write scope (checked below).
 class StoreBatchView(ReadingPostView):
-    # A read key may batch reads; `put` operations need the write scope (checked below).
-
     @extend_schema(
         operation_id="store_batch",
         summary="LangGraph's batch: get, put, search, list_namespaces operations in order, a result each",
