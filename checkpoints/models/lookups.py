@@ -37,6 +37,19 @@ class _ElementsLookup(Lookup):
         return list(dict.fromkeys(self.rhs))
 
     sqlite_when_empty: str  # SQLite's condition for an empty list of values
+    postgres_when_empty: str | None = None  # PostgreSQL's for an empty list; None: postgres_condition's
+
+    def postgres_condition(self, lhs: str, values: list[str]) -> SqlAndParams:
+        """PostgreSQL's condition on the compiled `lhs`, with its parameters after lhs's."""
+        raise NotImplementedError
+
+    def as_postgresql(self, compiler: SQLCompiler, connection: Any) -> SqlAndParams:
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        values = self._values()
+        if not values and self.postgres_when_empty is not None:
+            return self.postgres_when_empty, ()
+        sql, params = self.postgres_condition(lhs, values)
+        return sql, (*lhs_params, *params)
 
     def sqlite_condition(self, matching: str, values: list[str]) -> SqlAndParams:
         """SQLite's condition over `matching` (`FROM json_each(<stored array>) AS e WHERE` its string element
@@ -58,13 +71,10 @@ class _ElementsLookup(Lookup):
 class HasAnyElement(_ElementsLookup):
     lookup_name = "has_any_element"
     sqlite_when_empty = "0 = 1"
+    postgres_when_empty = "FALSE"
 
-    def as_postgresql(self, compiler: SQLCompiler, connection: Any) -> SqlAndParams:
-        lhs, lhs_params = self.process_lhs(compiler, connection)
-        values = self._values()
-        if not values:
-            return "FALSE", ()
-        return f"{lhs} ?| %s::text[]", (*lhs_params, values)
+    def postgres_condition(self, lhs: str, values: list[str]) -> SqlAndParams:
+        return f"{lhs} ?| %s::text[]", (values,)
 
     def sqlite_condition(self, matching: str, values: list[str]) -> SqlAndParams:
         return f"EXISTS (SELECT 1 {matching})", tuple(values)
@@ -75,9 +85,8 @@ class HasAllElements(_ElementsLookup):
     lookup_name = "has_all_elements"
     sqlite_when_empty = "1 = 1"
 
-    def as_postgresql(self, compiler: SQLCompiler, connection: Any) -> SqlAndParams:
-        lhs, lhs_params = self.process_lhs(compiler, connection)
-        return f"{lhs} @> %s::jsonb", (*lhs_params, json.dumps(self._values()))
+    def postgres_condition(self, lhs: str, values: list[str]) -> SqlAndParams:
+        return f"{lhs} @> %s::jsonb", (json.dumps(values),)
 
     def sqlite_condition(self, matching: str, values: list[str]) -> SqlAndParams:
         return f"(SELECT COUNT(DISTINCT e.value) {matching}) = %s", (*values, len(values))
