@@ -39,6 +39,7 @@ from checkpoints.services.checkpoint_records import (
     encode_payloads,
     invalid_field,
 )
+from checkpoints.services.optional import not_none
 from checkpoints.services.thread_rows import expires_after, thread_insert_if_missing, thread_touch_values
 from checkpoints.storage import hot_cursor, model_rows, save_sql, thread_memo
 from checkpoints.storage.stored_values import (
@@ -156,10 +157,7 @@ def save_encoded(
         sent = {"agent_id": fields["agent_id"], **as_sent}
         if parent_id is not UNSET:
             sent["parent_checkpoint_id"] = parent_id
-        if step_index is not None:
-            sent["step_index"] = step_index
-        if created_at is not None:
-            sent["created_at"] = created_at
+        sent.update(not_none(step_index=step_index, created_at=created_at))
         _ensure_same_checkpoint(existing, sent, payloads, checksum, now)
         return SaveResult(existing, created=False)
 

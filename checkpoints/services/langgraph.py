@@ -40,6 +40,7 @@ from checkpoints.services.checkpoints import (
     pending_writes_put_at_once,
     pending_writes_rows,
 )
+from checkpoints.services.optional import not_none
 from checkpoints.storage.checkpoint_pages import CheckpointPages
 
 FRAMEWORK = Checkpoint.Framework.LANGGRAPH
@@ -161,13 +162,11 @@ def langgraph_tuples(
     (LangGraph's order: its ids grow with time). `before` keeps ids below it, whether or not that checkpoint
     exists, exactly as LangGraph's savers compare. Per thread+namespace the page seeks on the unique
     (thread, namespace, checkpoint_id) index; workspace-wide on `checkpoint_ws_public_id`."""
-    conditions: dict[str, Any] = {"live": timezone.now(), "framework": FRAMEWORK}
-    if namespace is not None:
-        conditions["namespace"] = namespace
-    if checkpoint_id is not None:
-        conditions["checkpoint_id"] = checkpoint_id
-    if before is not None:
-        conditions["below_checkpoint_id"] = before
+    conditions: dict[str, Any] = {
+        "live": timezone.now(),
+        "framework": FRAMEWORK,
+        **not_none(namespace=namespace, checkpoint_id=checkpoint_id, below_checkpoint_id=before),
+    }
     return CheckpointPages(workspace, conditions, payload=True, thread_id=thread_id)
 
 
