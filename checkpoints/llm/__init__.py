@@ -16,6 +16,7 @@ from checkpoints.llm.base import (
     LLMUnavailable,
     MedallionProvider,
 )
+from checkpoints.llm.endpoint import endpoint_arguments
 from checkpoints.llm.extractive import ExtractiveProvider
 from checkpoints.llm.openai_compatible import OpenAICompatibleProvider
 
@@ -30,10 +31,7 @@ def get_provider(name: str | None = None, **overrides: Any) -> MedallionProvider
         return ExtractiveProvider()
     if name == "openai":
         return OpenAICompatibleProvider(
-            base_url=config["BASE_URL"],
-            api_key=config["API_KEY"],
-            model=config["MODEL"],
-            timeout_seconds=float(config["TIMEOUT_SECONDS"]),
+            **endpoint_arguments(config),
             max_attempts=int(config["MAX_ATTEMPTS"]),
             backoff_seconds=float(config.get("BACKOFF_SECONDS", 1.0)),
         )

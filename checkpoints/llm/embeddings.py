@@ -19,6 +19,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from checkpoints.exceptions import Unavailable
+from checkpoints.llm.endpoint import endpoint_arguments
 
 EMBEDDERS = ("wordllama", "openai", "none")
 
@@ -96,12 +97,7 @@ def get_embedder(name: str | None = None, **overrides: Any) -> Embedder | None:
     if name == "wordllama":
         return _wordllama()
     if name == "openai":
-        return OpenAICompatibleEmbedder(
-            base_url=config["BASE_URL"],
-            api_key=config["API_KEY"],
-            model=config["MODEL"],
-            timeout_seconds=float(config["TIMEOUT_SECONDS"]),
-        )
+        return OpenAICompatibleEmbedder(**endpoint_arguments(config))
     raise ImproperlyConfigured(
         f"CAIRN_EMBEDDINGS_PROVIDER must be one of {', '.join(EMBEDDERS)}, not {name!r}."
     )
