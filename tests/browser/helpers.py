@@ -1,5 +1,5 @@
-"""What the browser tests share besides fixtures: signing in through the dashboard's login page, and the
-window size the screenshots are taken at."""
+"""What the browser tests share besides fixtures: signing in through the dashboard's login page, moving
+around and submitting forms, and the window size the screenshots are taken at."""
 
 from __future__ import annotations
 
@@ -26,6 +26,12 @@ def log_in(
     follow(page, page.get_by_role("button", name="Sign in"))
 
 
+def open_workspace_section(page: Any, live_server: LiveServer, name: str) -> None:
+    """Sign in at the acme workspace, in a window of the screenshots' size, and open its section `name`."""
+    log_in(page, live_server, "/dashboard/w/acme/", viewport=SCREENSHOT_WIDTH)
+    open_section(page, name)
+
+
 def follow(page: Any, link: Any) -> None:
     """Click `link` (a link or a form's submit button) and wait until the page it opens has loaded. A click
     returns once the navigation has started, so without the wait a read that does not retry (a locator's
@@ -37,6 +43,14 @@ def follow(page: Any, link: Any) -> None:
 def open_section(page: Any, name: str) -> None:
     """Follow the workspace navigation's link `name` ("Threads", "Search", "Audit log"...)."""
     follow(page, page.get_by_role("navigation", name="Workspace").get_by_role("link", name=name))
+
+
+def submit(page: Any, button: str, *, lands_on: str, flash: str) -> None:
+    """Press the form's button `button`, then check where it lands: an address ending with `lands_on` and a
+    flash message that says `flash`."""
+    follow(page, page.get_by_role("button", name=button))
+    assert page.url.endswith(lands_on)
+    assert flash in page.locator(".flash").inner_text()
 
 
 def apply_filter(page: Any, label: str, value: str) -> None:

@@ -13,7 +13,7 @@ import pytest
 from pytest_django.live_server_helper import LiveServer
 
 from checkpoints.models import AuditEvent, Checkpoint, Thread
-from tests.browser.helpers import apply_filter, follow, log_in, open_section
+from tests.browser.helpers import apply_filter, follow, log_in, open_section, submit
 from tests.dashboard.world import World
 from tests.factories import make_checkpoint
 
@@ -78,9 +78,7 @@ def test_it_walks_an_auditor_through_thread_tree_checkpoint_diff_fork_and_audit(
     page.go_back()
     follow(page, page.get_by_role("link", name="Fork from here…"))
     page.get_by_label("New thread id").fill("browser-fork")
-    follow(page, page.get_by_role("button", name="Fork"))
-    assert page.url.endswith("/threads/browser-fork/")
-    assert "Forked into thread browser-fork." in page.locator(".flash").inner_text()
+    submit(page, "Fork", lands_on="/threads/browser-fork/", flash="Forked into thread browser-fork.")
     assert "run-1" in page.locator(".facts").inner_text()
     fork = Thread.objects.get(thread_id="browser-fork")
     assert fork.forked_from_checkpoint_id == world.step2.checkpoint_id

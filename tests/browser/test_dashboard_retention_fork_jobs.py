@@ -15,7 +15,7 @@ from pytest_django.live_server_helper import LiveServer
 
 from checkpoints.models import AuditEvent, Checkpoint, Job, Message, Thread, Workspace
 from checkpoints.services.retention import retention_sweep
-from tests.browser.helpers import SCREENSHOT_WIDTH, follow, log_in, open_section
+from tests.browser.helpers import SCREENSHOT_WIDTH, follow, log_in, open_section, submit
 from tests.dashboard.world import World
 from tests.factories import make_checkpoint
 
@@ -44,9 +44,7 @@ def test_it_edits_previews_and_saves_the_retention_policy(
     assert Workspace.objects.get(slug="acme").keep_latest is None
     page.get_by_label("Default checkpoint TTL:", exact=True).fill("")
     page.get_by_label("Keep latest").fill("2")
-    follow(page, page.get_by_role("button", name="Save policy"))
-    assert page.url.endswith("/dashboard/w/acme/retention/")
-    assert "Retention policy saved." in page.locator(".flash").inner_text()
+    submit(page, "Save policy", lands_on="/dashboard/w/acme/retention/", flash="Retention policy saved.")
     assert "45 days" in page.locator(".facts").inner_text()
     workspace = Workspace.objects.get(slug="acme")
     assert (workspace.keep_latest, workspace.thread_idle_ttl_seconds) == (2, 45 * 86_400)
@@ -79,9 +77,7 @@ def test_it_forks_with_an_edited_state_and_chosen_messages(
     page.get_by_label("Only the ones ticked below").check()
     page.get_by_label(re.compile(r"#2 assistant")).uncheck()
     screenshot(page, "fork-with-changes")
-    follow(page, page.get_by_role("button", name="Fork"))
-    assert page.url.endswith("/threads/edited-fork/")
-    assert "state edited; 2 messages carried" in page.locator(".flash").inner_text()
+    submit(page, "Fork", lands_on="/threads/edited-fork/", flash="state edited; 2 messages carried")
     facts = page.locator(".facts").inner_text()
     assert "forked from" in facts.lower() and "run-1" in facts and world.step2.checkpoint_id in facts
     fork = Thread.objects.get(thread_id="edited-fork")

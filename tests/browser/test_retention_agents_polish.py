@@ -15,7 +15,14 @@ from django.utils import timezone
 from pytest_django.live_server_helper import LiveServer
 
 from checkpoints.models import Job, Thread
-from tests.browser.helpers import SCREENSHOT_WIDTH, apply_filter, follow, log_in, open_section
+from tests.browser.helpers import (
+    SCREENSHOT_WIDTH,
+    apply_filter,
+    follow,
+    log_in,
+    open_section,
+    open_workspace_section,
+)
 from tests.dashboard.world import World
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -123,8 +130,7 @@ def test_timestamps_never_break_inside_the_time(
 def test_date_inputs_read_iso_and_search_counts_its_results(
     page: Any, live_server: LiveServer, world: World
 ) -> None:
-    log_in(page, live_server, "/dashboard/w/acme/", viewport=SCREENSHOT_WIDTH)
-    open_section(page, "Search")
+    open_workspace_section(page, live_server, "Search")
     date_from = page.get_by_label("From")
     assert (date_from.get_attribute("type"), date_from.get_attribute("placeholder")) == ("text", "YYYY-MM-DD")
     today = timezone.now().date().isoformat()
