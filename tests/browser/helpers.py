@@ -57,3 +57,9 @@ def apply_filter(page: Any, label: str, value: str) -> None:
     """Type `value` into the list filter labelled `label` and apply the filters."""
     page.get_by_label(label).fill(value)
     follow(page, page.get_by_role("button", name="Apply"))
+
+
+def open_filtered_list(page: Any, live_server: LiveServer, section: str, label: str, value: str) -> None:
+    """Sign in, open the workspace section `section` and filter its list with `label` set to `value`."""
+    open_workspace_section(page, live_server, section)
+    apply_filter(page, label, value)

@@ -12,7 +12,7 @@ import pytest
 from pytest_django.live_server_helper import LiveServer
 
 from checkpoints.services.messages import messages_append
-from tests.browser.helpers import apply_filter, follow, log_in, open_workspace_section
+from tests.browser.helpers import apply_filter, follow, log_in, open_filtered_list
 from tests.dashboard.world import World
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -35,8 +35,7 @@ def world(world: World) -> World:
 def test_it_finds_a_word_across_threads_and_opens_its_place_in_the_timeline(
     page: Any, live_server: LiveServer, world: World, screenshot: Any
 ) -> None:
-    open_workspace_section(page, live_server, "Search")
-    apply_filter(page, "Words", "billing")
+    open_filtered_list(page, live_server, "Search", "Words", "billing")
     hits = page.locator("ol.search-hits > li")
     assert hits.count() == 4  # two in run-2, one in run-1 and its copy in the fork run-1-fork
     assert page.locator("ol.search-hits mark").first.inner_text().lower() == "billing"
@@ -56,8 +55,7 @@ def test_it_finds_a_word_across_threads_and_opens_its_place_in_the_timeline(
 def test_it_finds_a_handoff_by_agent(
     page: Any, live_server: LiveServer, world: World, screenshot: Any
 ) -> None:
-    open_workspace_section(page, live_server, "Handoffs")
-    apply_filter(page, "To agent", "reviewer")
+    open_filtered_list(page, live_server, "Handoffs", "To agent", "reviewer")
     rows = page.locator("table.handoffs tbody tr")
     assert rows.count() == 1
     assert re.sub(r"\s+", " ", rows.first.locator("td").first.inner_text()) == "planner → reviewer"
