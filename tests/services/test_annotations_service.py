@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-import time_machine
+from time_machine import TimeMachineFixture
 
 from checkpoints.exceptions import NotFound, ValidationFailed
 from checkpoints.models import Annotation, AuditEvent, Checkpoint, Thread, Workspace
@@ -27,6 +27,13 @@ pytestmark = pytest.mark.django_db
 
 AUDITOR = Actor.system("auditor")
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def clock(time_machine: TimeMachineFixture) -> TimeMachineFixture:
+    """The clock, stopped at T0."""
+    time_machine.move_to(T0, tick=False)
+    return time_machine
 
 
 def _thread(checkpoint: Checkpoint) -> Thread:
@@ -110,24 +117,20 @@ def test_deleting_the_thread_deletes_its_annotations(workspace: Workspace) -> No
     _assert_gone_with_one_checkpoint("thread.delete")
 
 
-def test_idle_expiry_deletes_the_threads_annotations(
-    workspace: Workspace, time_machine: time_machine.TimeMachineFixture
-) -> None:
-    time_machine.move_to(T0, tick=False)
+def test_idle_expiry_deletes_the_threads_annotations(workspace: Workspace, clock: TimeMachineFixture) -> None:
     checkpoint = make_checkpoint(workspace, "t1")
     Thread.objects.filter(pk=checkpoint.thread_id).update(
         ttl_seconds=60, expires_at=T0 + timedelta(seconds=60)
     )
     annotation_create(thread=_thread(checkpoint), actor=AUDITOR, comment="x", checkpoint=checkpoint)
-    time_machine.move_to(T0 + timedelta(seconds=60), tick=False)
+    clock.move_to(T0 + timedelta(seconds=60), tick=False)
     assert threads_expire_idle() == 1
     _assert_gone_with_one_checkpoint("thread.expire")
 
 
 def test_prune_and_purge_count_checkpoints_not_the_annotations_going_with_them(
-    workspace: Workspace, time_machine: time_machine.TimeMachineFixture
+    workspace: Workspace, clock: TimeMachineFixture
 ) -> None:
-    time_machine.move_to(T0, tick=False)
     old = make_checkpoint(workspace, "t1")
     make_checkpoint(workspace, "t1")
     thread = _thread(old)
@@ -141,6 +144,6 @@ def test_prune_and_purge_count_checkpoints_not_the_annotations_going_with_them(
     annotation_create(thread=_thread(doomed), actor=AUDITOR, comment="a", checkpoint=doomed)
     annotation_create(thread=_thread(doomed), actor=AUDITOR, comment="b", checkpoint=doomed)
     checkpoint_expire(checkpoint=doomed, actor=AUDITOR)
-    time_machine.move_to(T0 + timedelta(seconds=100), tick=False)
+    clock.move_to(T0 + timedelta(seconds=100), tick=False)
     assert tombstones_purge() == 1
     _assert_gone_with_one_checkpoint("retention.purge", counted="purged")
