@@ -1,5 +1,5 @@
-"""What the browser tests share besides fixtures: signing in through the dashboard's login page, moving
-around and submitting forms, and the window size the screenshots are taken at."""
+"""What the browser tests share besides fixtures: signing in through the dashboard's login page, going
+from page to page and submitting forms, and the window size the screenshots are taken at."""
 
 from __future__ import annotations
 
