@@ -136,6 +136,25 @@ def kill_in_tools(args: list[str], env: dict[str, str], marker: Path, saver: Any
     assert doomed.returncode == -signal.SIGKILL
 
 
+def kill_and_resume(
+    args: list[str], env: dict[str, str], tmp_path: Path, saver: Any, app: Any, config: Any
+) -> tuple[list[str], Any]:
+    """The crash test of the example graph: run it (`PYTHON args`, the thread id last) and kill it in its
+    tools node (`kill_in_tools`), then run it again until done: it must print `recovered`, then `resumed
+    after review`, then `done`, and end as a resumed run does (`assert_resumed_to_the_end`). Returns what
+    each run after the kill printed, and `app`'s final state (its StateSnapshot for `config`)."""
+    marker, log = tmp_path / "in-tools", tmp_path / "nodes.log"
+    env = {**env, "CAIRN_EXAMPLE_LOG": str(log)}
+    kill_in_tools(args, env, marker, saver, config)
+    printed = []
+    for outcome in ("recovered", "resumed after review", "done"):
+        printed.append(run_python(PYTHON, args, env, timeout=120))
+        assert outcome in printed[-1]  # `recovered`: continues at `tools`, stops at the review
+    final = app.get_state(config)
+    assert_resumed_to_the_end(log, final)
+    return printed, final
+
+
 def assert_resumed_to_the_end(log: Path, final: Any) -> None:
     """The example graph, killed in its tools node (`kill_in_tools`) and run again until done, logged its
     nodes to `log` and reached `final` (its StateSnapshot) as a resumed run does: `plan` never ran again,

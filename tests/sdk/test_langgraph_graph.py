@@ -16,7 +16,7 @@ from langgraph.types import Command
 from checkpoints.sdk import Client
 from checkpoints.sdk.examples.langgraph_agent import build, step
 from checkpoints.sdk.langgraph import AsyncCairnSaver, CairnSaver
-from tests.sdk.conftest import PYTHON, assert_resumed_to_the_end, kill_in_tools, run_python, subprocess_env
+from tests.sdk.conftest import kill_and_resume, subprocess_env
 
 pytestmark = pytest.mark.slow
 
@@ -27,24 +27,13 @@ def _config(thread_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread_id}}
 
 
-def _run_example(env: dict[str, str], thread_id: str) -> str:
-    return run_python(PYTHON, ["-m", EXAMPLE, thread_id], env, timeout=120)
-
-
 def test_it_resumes_a_killed_run_from_the_last_checkpoint_in_a_new_process(
     cairn_url: str, cairn_key: str, tmp_path: Path
 ) -> None:
-    marker, log = tmp_path / "in-tools", tmp_path / "nodes.log"
-    env = {**subprocess_env(cairn_url, cairn_key), "CAIRN_EXAMPLE_LOG": str(log)}
+    env = subprocess_env(cairn_url, cairn_key)
     with CairnSaver(cairn_url, cairn_key) as saver:
-        kill_in_tools(["-m", EXAMPLE, "killed-run"], env, marker, saver, _config("killed-run"))
-
-        assert "recovered" in _run_example(env, "killed-run")  # continues at `tools`, stops at the review
-        assert "resumed after review" in _run_example(env, "killed-run")
-        assert "done" in _run_example(env, "killed-run")
-
-        final = build(saver).get_state(_config("killed-run"))
-        assert_resumed_to_the_end(log, final)
+        args, config = ["-m", EXAMPLE, "killed-run"], _config("killed-run")
+        _printed, final = kill_and_resume(args, env, tmp_path, saver, build(saver), config)
         # Not JSON, so stored through LangGraph's own serializer, which (like every LangGraph saver) gives
         # a tuple back as a list.
         assert final.values["numbers"] == [6, 7]
