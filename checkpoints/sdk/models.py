@@ -92,14 +92,58 @@ FRAMEWORKS = ("langgraph", "crewai", "autogen", "custom")
 
 
 def wire(*, read: Callable[[Any], Any] | None = None, sent: bool = False) -> dict[str, Any]:
-    """The metadata of a checkpoint field as the API spells it: read from an answer under its own name
-    (`read` converts the JSON value; a field without a default must be in the answer), and part of a save's
-    body when `sent`."""
+    """The metadata of a model's field as the API spells it: read from an answer under its own name (`read`
+    converts the JSON value; a field without a default or a `read` must be in the answer), and part of a
+    save's body when `sent` (checkpoints only)."""
     return {"wire": True, "read": read, "sent": sent}
 
 
+def _text(value: Any) -> Any:
+    """A text field the API may send as null: "" then."""
+    return value or ""
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """A JSON object field the API may send as null: {} then (a copy, never the answer's own dict)."""
+    return dict(value or {})
+
+
+def _items(value: Any) -> list[Any]:
+    """A JSON array field the API may send as null: [] then."""
+    return list(value or [])
+
+
+@dataclass
+class WireModel:
+    """A model whose fields marked `wire` are read from an API answer by `wire_values`."""
+
+    @classmethod
+    def wire_values(cls, data: Mapping[str, Any]) -> dict[str, Any]:
+        """This class's wire fields read from an API answer."""
+        values: dict[str, Any] = {}
+        for spec in fields(cls):
+            if not spec.metadata.get("wire"):
+                continue
+            read = spec.metadata["read"]
+            if spec.default is MISSING and read is None:
+                value = data[spec.name]
+            else:
+                value = data.get(spec.name, None if spec.default is MISSING else spec.default)
+            values[spec.name] = read(value) if read is not None else value
+        return values
+
+
+@dataclass
+class AnswerModel(WireModel):
+    """A model read from an API answer by its wire fields alone; it keeps the whole answer in `raw`."""
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        return cls(**{**cls.wire_values(data), "raw": data})
+
+
 @dataclass(kw_only=True)
-class CheckpointRecord:
+class CheckpointRecord(WireModel):
     """The checkpoint's fields, defined once for the whole SDK: a save's body (`CheckpointDraft.body`), the
     record the checksum covers (checkpoints.integrity.CHECKSUM_FIELDS) and the parsing of every answer
     (`Checkpoint.from_dict`) are all read from these fields."""
@@ -121,21 +165,6 @@ class CheckpointRecord:
     handoff_target: str | None = field(default=None, metadata=wire())
     handoff_from: str | None = field(default=None, metadata=wire())
     pinned: bool = field(default=False, metadata=wire(read=bool, sent=True))
-
-    @classmethod
-    def wire_values(cls, data: Mapping[str, Any]) -> dict[str, Any]:
-        """This class's wire fields read from an API answer."""
-        values: dict[str, Any] = {}
-        for spec in fields(cls):
-            if not spec.metadata.get("wire"):
-                continue
-            read = spec.metadata["read"]
-            if spec.default is MISSING and read is None:
-                value = data[spec.name]
-            else:
-                value = data.get(spec.name, None if spec.default is MISSING else spec.default)
-            values[spec.name] = read(value) if read is not None else value
-        return values
 
     def record(self) -> dict[str, Any]:
         """The immutable record the checksum covers (checkpoints.integrity.CHECKSUM_FIELDS)."""
@@ -306,122 +335,65 @@ class PendingWrite:
 
 
 @dataclass
-class Thread:
+class Thread(AnswerModel):
     """A thread. The counts, `storage_bytes`, `head` and the idle expiry the retention jobs act on
     (`effective_expires_at`, set by the rule `expiry_source`) are filled on the detail endpoint."""
 
-    thread_id: str
-    user_id: str = ""
-    name: str = ""
-    tags: list[str] = field(default_factory=list)
-    metadata: dict[str, Any] = field(default_factory=dict)
-    scope: dict[str, Any] = field(default_factory=dict)
-    ttl_seconds: int | None = None
-    expires_at: datetime | None = None
-    pinned: bool = False
-    forked_from: dict[str, Any] | None = None
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
-    message_count: int | None = None
-    checkpoint_count: int | None = None
-    storage_bytes: int | None = None
-    head: str | None = None
-    effective_expires_at: datetime | None = None
-    expiry_source: str | None = None
+    thread_id: str = field(metadata=wire())
+    user_id: str = field(default="", metadata=wire(read=_text))
+    name: str = field(default="", metadata=wire(read=_text))
+    tags: list[str] = field(default_factory=list, metadata=wire(read=_items))
+    metadata: dict[str, Any] = field(default_factory=dict, metadata=wire(read=_object))
+    scope: dict[str, Any] = field(default_factory=dict, metadata=wire(read=_object))
+    ttl_seconds: int | None = field(default=None, metadata=wire())
+    expires_at: datetime | None = field(default=None, metadata=wire(read=_ts))
+    pinned: bool = field(default=False, metadata=wire(read=bool))
+    forked_from: dict[str, Any] | None = field(default=None, metadata=wire())
+    created_at: datetime | None = field(default=None, metadata=wire(read=_ts))
+    updated_at: datetime | None = field(default=None, metadata=wire(read=_ts))
+    message_count: int | None = field(default=None, metadata=wire())
+    checkpoint_count: int | None = field(default=None, metadata=wire())
+    storage_bytes: int | None = field(default=None, metadata=wire())
+    head: str | None = field(default=None, metadata=wire())
+    effective_expires_at: datetime | None = field(default=None, metadata=wire(read=_ts))
+    expiry_source: str | None = field(default=None, metadata=wire())
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Thread:
-        return cls(
-            thread_id=data["thread_id"],
-            user_id=data.get("user_id") or "",
-            name=data.get("name") or "",
-            tags=list(data.get("tags") or []),
-            metadata=dict(data.get("metadata") or {}),
-            scope=dict(data.get("scope") or {}),
-            ttl_seconds=data.get("ttl_seconds"),
-            expires_at=_ts(data.get("expires_at")),
-            pinned=bool(data.get("pinned", False)),
-            forked_from=data.get("forked_from"),
-            created_at=_ts(data.get("created_at")),
-            updated_at=_ts(data.get("updated_at")),
-            message_count=data.get("message_count"),
-            checkpoint_count=data.get("checkpoint_count"),
-            storage_bytes=data.get("storage_bytes"),
-            head=data.get("head"),
-            effective_expires_at=_ts(data.get("effective_expires_at")),
-            expiry_source=data.get("expiry_source"),
-            raw=data,
-        )
 
 
 @dataclass
-class Message:
+class Message(AnswerModel):
     """A conversation message; `seq` is assigned by the server (gapless per thread)."""
 
-    message_id: str
-    role: str
-    content: str = ""
-    seq: int | None = None
-    thread_id: str | None = None
-    content_blocks: list[Any] | None = None
-    tool_calls: Any = None
-    tool_call_id: str = ""
-    name: str = ""
-    usage: dict[str, Any] | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-    created_at: datetime | None = None
+    message_id: str = field(metadata=wire())
+    role: str = field(metadata=wire())
+    content: str = field(default="", metadata=wire(read=_text))
+    seq: int | None = field(default=None, metadata=wire())
+    thread_id: str | None = field(default=None, metadata=wire())
+    content_blocks: list[Any] | None = field(default=None, metadata=wire())
+    tool_calls: Any = field(default=None, metadata=wire())
+    tool_call_id: str = field(default="", metadata=wire(read=_text))
+    name: str = field(default="", metadata=wire(read=_text))
+    usage: dict[str, Any] | None = field(default=None, metadata=wire())
+    metadata: dict[str, Any] = field(default_factory=dict, metadata=wire(read=_object))
+    created_at: datetime | None = field(default=None, metadata=wire(read=_ts))
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Message:
-        return cls(
-            message_id=data["message_id"],
-            role=data["role"],
-            content=data.get("content") or "",
-            seq=data.get("seq"),
-            thread_id=data.get("thread_id"),
-            content_blocks=data.get("content_blocks"),
-            tool_calls=data.get("tool_calls"),
-            tool_call_id=data.get("tool_call_id") or "",
-            name=data.get("name") or "",
-            usage=data.get("usage"),
-            metadata=dict(data.get("metadata") or {}),
-            created_at=_ts(data.get("created_at")),
-            raw=data,
-        )
 
 
 @dataclass
-class Annotation:
+class Annotation(AnswerModel):
     """A finding: a comment and an optional verdict (correct, wrong, needs_review) on a thread, or on one of
     its checkpoints (`checkpoint_id`); `author` is the API key or dashboard user that wrote it."""
 
-    annotation_id: str
-    thread_id: str
-    comment: str
-    checkpoint_id: str | None = None
-    namespace: str | None = None
-    verdict: str | None = None
-    actor_type: str = ""
-    author: str = ""
-    created_at: datetime | None = None
+    annotation_id: str = field(metadata=wire())
+    thread_id: str = field(metadata=wire())
+    comment: str = field(metadata=wire())
+    checkpoint_id: str | None = field(default=None, metadata=wire())
+    namespace: str | None = field(default=None, metadata=wire())
+    verdict: str | None = field(default=None, metadata=wire())
+    actor_type: str = field(default="", metadata=wire(read=_text))
+    author: str = field(default="", metadata=wire(read=_text))
+    created_at: datetime | None = field(default=None, metadata=wire(read=_ts))
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Annotation:
-        return cls(
-            annotation_id=data["annotation_id"],
-            thread_id=data["thread_id"],
-            comment=data["comment"],
-            checkpoint_id=data.get("checkpoint_id"),
-            namespace=data.get("namespace"),
-            verdict=data.get("verdict"),
-            actor_type=data.get("actor_type") or "",
-            author=data.get("author") or "",
-            created_at=_ts(data.get("created_at")),
-            raw=data,
-        )
 
 
 @dataclass
@@ -445,34 +417,29 @@ class Diff:
 
 
 @dataclass
-class Job:
+class Job(WireModel):
     """A background job (summaries, sweeps, ...)."""
 
     job_id: str
     kind: str
     status: str
-    params: dict[str, Any] = field(default_factory=dict)
-    result: Any = None
-    error: str = ""
-    attempts: int = 0
-    created_at: datetime | None = None
-    started_at: datetime | None = None
-    finished_at: datetime | None = None
+    params: dict[str, Any] = field(default_factory=dict, metadata=wire(read=_object))
+    result: Any = field(default=None, metadata=wire())
+    error: str = field(default="", metadata=wire(read=_text))
+    attempts: int = field(default=0, metadata=wire())
+    created_at: datetime | None = field(default=None, metadata=wire(read=_ts))
+    started_at: datetime | None = field(default=None, metadata=wire(read=_ts))
+    finished_at: datetime | None = field(default=None, metadata=wire(read=_ts))
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Job:
+        # The id may come as `id`; a job answer without its kind or status still parses (as "").
         return cls(
             job_id=str(data.get("job_id") or data.get("id")),
             kind=data.get("kind", ""),
             status=data.get("status", ""),
-            params=dict(data.get("params") or {}),
-            result=data.get("result"),
-            error=data.get("error") or "",
-            attempts=data.get("attempts", 0),
-            created_at=_ts(data.get("created_at")),
-            started_at=_ts(data.get("started_at")),
-            finished_at=_ts(data.get("finished_at")),
+            **cls.wire_values(data),
             raw=data,
         )
 
