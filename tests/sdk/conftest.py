@@ -18,7 +18,7 @@ from django.db import connection
 
 from checkpoints.models import ApiKey, Workspace
 from checkpoints.sdk import Client
-from checkpoints.services.workspaces import api_key_create
+from tests.conftest import ApiClient
 from tests.factories import WorkspaceFactory
 
 REPO = Path(__file__).resolve().parents[2]
@@ -67,12 +67,11 @@ def sdk_workspace(transactional_db: None) -> Workspace:
 
 
 @pytest.fixture
-def make_key(transactional_db: None) -> Callable[..., str]:
-    """make_key(workspace, scope="write") -> a fresh API key secret."""
+def make_key(transactional_db: None, make_client: Callable[..., ApiClient]) -> Callable[..., str]:
+    """make_key(workspace, scope="write") -> a fresh API key secret (the key of a `make_client` client)."""
 
     def make(workspace: Workspace, scope: str = ApiKey.Scope.WRITE) -> str:
-        _key, secret = api_key_create(workspace=workspace, name=f"sdk-{scope}", scope=scope)
-        return secret
+        return make_client(workspace, scope).secret
 
     return make
 
