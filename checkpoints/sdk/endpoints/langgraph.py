@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from checkpoints.sdk.endpoints.base import get_call, params, positive_limit, seg
+from checkpoints.sdk.endpoints.saves import save_call
 from checkpoints.sdk.models import CheckpointDraft, Page, SaveResult
 from checkpoints.sdk.transport import Call
 
@@ -26,14 +27,7 @@ def langgraph_save(draft: CheckpointDraft, *, inherit: Mapping[str, Any] | None)
         }
         body["state"] = state
         body["inherit"] = {"checkpoint_id": draft.parent_id, "channels": dict(inherit)}
-    return Call(
-        "POST",
-        f"langgraph/threads/{seg(draft.thread_id)}/checkpoints/",
-        draft.saved,
-        params=params(include_state=False),
-        body=body,
-        idempotent=True,
-    )
+    return save_call("POST", f"langgraph/threads/{seg(draft.thread_id)}/checkpoints/", draft, body)
 
 
 def langgraph_tuples(

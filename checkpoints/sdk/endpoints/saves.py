@@ -17,36 +17,44 @@ from checkpoints.sdk.transport import Call
 MAX_HEAD_ATTEMPTS = 8
 
 
-def checkpoint_create(draft: CheckpointDraft, *, user_id: str | None = None) -> Call[SaveResult]:
-    """POST with an explicit parent. Idempotent: the id is chosen client-side, and the server answers an
-    identical retry with the stored checkpoint (200). `user_id`: the save is refused (404) in another end
-    user's thread."""
+def save_call(
+    method: str,
+    path: str,
+    draft: CheckpointDraft,
+    body: dict[str, Any],
+    *,
+    user_id: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> Call[SaveResult]:
+    """A request saving `draft` (`body` is what its method sends of it). Idempotent: the id is chosen
+    client-side, and the server answers an identical retry with the stored checkpoint (200). Answered without
+    the state, which `draft.saved` completes with the documents sent. `user_id`: the save is refused (404) in
+    another end user's thread."""
     return Call(
-        "POST",
-        f"threads/{seg(draft.thread_id)}/checkpoints/",
+        method,
+        path,
         draft.saved,
         params=params(include_state=False, user_id=user_id),
-        body=draft.body(with_parent=True),
+        body=body,
+        headers=headers or {},
         idempotent=True,
     )
+
+
+def checkpoint_create(draft: CheckpointDraft, *, user_id: str | None = None) -> Call[SaveResult]:
+    """POST with an explicit parent (idempotent, see `save_call`)."""
+    path = f"threads/{seg(draft.thread_id)}/checkpoints/"
+    return save_call("POST", path, draft, draft.body(with_parent=True), user_id=user_id)
 
 
 def thread_state_put(
     draft: CheckpointDraft, *, if_match: str | None, user_id: str | None = None
 ) -> Call[SaveResult]:
     """PUT a new head (parent = the server's current head). With If-Match the parent is pinned to the
-    head the draft was hashed against; 412 if it moved. Idempotent for the same reason as a POST.
-    `user_id`: refused (404) in another end user's thread."""
+    head the draft was hashed against; 412 if it moved. Idempotent, like every save (`save_call`)."""
     headers = {"If-Match": f'"{if_match}"'} if if_match is not None else {}
-    return Call(
-        "PUT",
-        f"threads/{seg(draft.thread_id)}/state/",
-        draft.saved,
-        params=params(include_state=False, user_id=user_id),
-        body=draft.body(with_parent=False),
-        headers=headers,
-        idempotent=True,
-    )
+    path = f"threads/{seg(draft.thread_id)}/state/"
+    return save_call("PUT", path, draft, draft.body(with_parent=False), user_id=user_id, headers=headers)
 
 
 def arguments(values: Mapping[str, Any]) -> dict[str, Any]:
