@@ -110,3 +110,15 @@ class ConfirmAction(View, ABC):
     def view(cls) -> Any:
         """The URL-ready view: staff only, workspace resolved (404 if not the user's)."""
         return workspace_view(cls.as_view())
+
+
+class PinOrUnpin:
+    """Mixed into an action that pins its target: a subclass with `pinned = False` unpins it instead, with
+    its own `title`, `button` and `explanation_text`."""
+
+    pinned = True
+
+    @property
+    def pin_verb(self) -> str:
+        """How the outcome message says what was done."""
+        return "pinned" if self.pinned else "unpinned"

@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from checkpoints.dashboard.access import actor_for
 from checkpoints.dashboard.action_forms import TtlForm
-from checkpoints.dashboard.views.actions.base import ConfirmAction
+from checkpoints.dashboard.views.actions.base import ConfirmAction, PinOrUnpin
 from checkpoints.dashboard.views.checkpoints import namespace_param
 from checkpoints.models import Checkpoint, Thread, Workspace
 from checkpoints.routes import checkpoint_url
@@ -55,34 +55,29 @@ class ExpireAction(CheckpointAction):
         return self.done(workspace, target, f"Checkpoint {target.checkpoint_id} expired.")
 
 
-class PinAction(CheckpointAction):
-    pinned = True
+class PinAction(PinOrUnpin, CheckpointAction):
     title = "Pin this checkpoint"
     button = "Pin"
-
-    def explanation(self, target: Checkpoint) -> str:
-        if self.pinned:
-            return (
-                "A pinned checkpoint never expires, whatever its TTL or the retention policy says: no TTL, "
-                "keep-latest or idle-thread rule removes it, and its thread is not deleted as idle while it "
-                "holds it."
-            )
-        return (
-            "Unpinned, the checkpoint expires again at its expiry time (if it has one), keep-latest may "
-            "turn it into a tombstone, and its thread can be deleted as idle again (its idle clock "
-            "restarts now)."
-        )
+    explanation_text = (
+        "A pinned checkpoint never expires, whatever its TTL or the retention policy says: no TTL, "
+        "keep-latest or idle-thread rule removes it, and its thread is not deleted as idle while it "
+        "holds it."
+    )
 
     def perform(self, workspace: Workspace, target: Checkpoint, form: forms.Form) -> HttpResponse:
         checkpoint_set_ttl(checkpoint=target, actor=actor_for(self.request), pinned=self.pinned)
-        verb = "pinned" if self.pinned else "unpinned"
-        return self.done(workspace, target, f"Checkpoint {target.checkpoint_id} {verb}.")
+        return self.done(workspace, target, f"Checkpoint {target.checkpoint_id} {self.pin_verb}.")
 
 
 class UnpinAction(PinAction):
     pinned = False
     title = "Unpin this checkpoint"
     button = "Unpin"
+    explanation_text = (
+        "Unpinned, the checkpoint expires again at its expiry time (if it has one), keep-latest may "
+        "turn it into a tombstone, and its thread can be deleted as idle again (its idle clock "
+        "restarts now)."
+    )
 
 
 class TtlAction(CheckpointAction):

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from checkpoints.dashboard.access import actor_for
 from checkpoints.dashboard.retention_forms import KeepUntilForm
+from checkpoints.dashboard.views.actions.base import PinOrUnpin
 from checkpoints.dashboard.views.actions.threads import ThreadAction
 from checkpoints.models import Checkpoint, Thread, Workspace
 from checkpoints.services.idle_expiry import idle_expiry_after_update, thread_with_idle_expiry
@@ -110,26 +111,17 @@ class KeepUntilAction(ThreadRetentionAction):
         return self.saved(workspace, target, f"Thread {target.thread_id} saved.")
 
 
-class ThreadPinAction(ThreadRetentionAction):
+class ThreadPinAction(PinOrUnpin, ThreadRetentionAction):
     """Pin (or unpin) the thread; the page shows what changes before it is confirmed."""
 
-    pinned = True
     title = "Pin this thread"
     button = "Pin thread"
-
-    def explanation(self, target: Thread) -> str:
-        if self.pinned:
-            return (
-                "A pinned thread is never deleted as idle: neither its own idle expiry nor the workspace's "
-                "rule deletes it. Pinning the thread does not pin its checkpoints: each still becomes a "
-                "tombstone at its own expiry date, and keep-latest still turns older ones into tombstones "
-                "(pin a checkpoint on its page to keep it)."
-            )
-        return (
-            "Unpinned, the thread is deleted as idle again by its own idle expiry or the workspace's rule "
-            "(its idle clock restarts now), unless it holds a pinned checkpoint. Its checkpoints are not "
-            "changed."
-        )
+    explanation_text = (
+        "A pinned thread is never deleted as idle: neither its own idle expiry nor the workspace's "
+        "rule deletes it. Pinning the thread does not pin its checkpoints: each still becomes a "
+        "tombstone at its own expiry date, and keep-latest still turns older ones into tombstones "
+        "(pin a checkpoint on its page to keep it)."
+    )
 
     def change(self, workspace: Workspace, target: Any) -> dict[str, Any] | None:
         after = idle_expiry_after_update(thread=target, now=self.now, pinned=self.pinned)
@@ -146,11 +138,15 @@ class ThreadPinAction(ThreadRetentionAction):
 
     def perform(self, workspace: Workspace, target: Thread, form: forms.Form) -> HttpResponse:
         thread_update(thread=target, actor=actor_for(self.request), pinned=self.pinned)
-        verb = "pinned" if self.pinned else "unpinned"
-        return self.saved(workspace, target, f"Thread {target.thread_id} {verb}.")
+        return self.saved(workspace, target, f"Thread {target.thread_id} {self.pin_verb}.")
 
 
 class ThreadUnpinAction(ThreadPinAction):
     pinned = False
     title = "Unpin this thread"
     button = "Unpin thread"
+    explanation_text = (
+        "Unpinned, the thread is deleted as idle again by its own idle expiry or the workspace's rule "
+        "(its idle clock restarts now), unless it holds a pinned checkpoint. Its checkpoints are not "
+        "changed."
+    )
