@@ -12,7 +12,7 @@ from typing import ClassVar
 from django import forms
 from django.db.models import Q
 
-from checkpoints.dashboard.forms import DateRangeMixin
+from checkpoints.dashboard.forms import DateRangeMixin, filter_by_fields
 from checkpoints.models import Checkpoint, Workspace
 from checkpoints.models.checkpoint import CheckpointQuerySet
 from checkpoints.services.handoffs import PENDING, TAKEN, handoffs_with_status, with_takeover
@@ -53,10 +53,9 @@ class HandoffFilterForm(DateRangeMixin):
         data = self.cleaned_data
         if data.get("agent"):
             queryset = queryset.filter(Q(handoff_from=data["agent"]) | Q(handoff_target=data["agent"]))
-        if data.get("from_agent"):
-            queryset = queryset.filter(handoff_from=data["from_agent"])
-        if data.get("to_agent"):
-            queryset = queryset.filter(handoff_target=data["to_agent"])
+        queryset = filter_by_fields(
+            queryset, data, {"from_agent": "handoff_from", "to_agent": "handoff_target"}
+        )
         if data.get("status"):
             queryset = handoffs_with_status(queryset, data["status"])
         if data.get("thread"):

@@ -3,8 +3,9 @@ dates, so hostile query strings become a form error on the page, never a databas
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from django import forms
 from django.db.models import Exists, Q, QuerySet
@@ -15,6 +16,8 @@ from checkpoints.models import AuditEvent, Checkpoint, Job, Medallion, Message, 
 from checkpoints.models.audit import AuditEventQuerySet
 from checkpoints.models.medallion import MedallionQuerySet
 
+_Rows = TypeVar("_Rows", bound=QuerySet[Any])
+
 
 def _start_of(day: date) -> datetime:
     return datetime.combine(day, time.min, tzinfo=UTC)
@@ -23,6 +26,15 @@ def _start_of(day: date) -> datetime:
 def _words(raw: str) -> list[str]:
     """A comma-separated list, stripped, empty parts dropped, duplicates removed (order kept)."""
     return list(dict.fromkeys(part.strip() for part in raw.split(",") if part.strip()))
+
+
+def filter_by_fields(queryset: _Rows, data: Mapping[str, Any], lookups: Mapping[str, str]) -> _Rows:
+    """`queryset` narrowed by each field of a filter form's `data` that is filled in, to its lookup
+    (`{"to_agent": "handoff_target"}`); an empty field narrows nothing."""
+    for field, lookup in lookups.items():
+        if data.get(field):
+            queryset = queryset.filter(**{lookup: data[field]})
+    return queryset
 
 
 class IsoDateInput(forms.TextInput):
@@ -92,8 +104,7 @@ class ThreadFilterForm(DateRangeMixin):
         data = self.cleaned_data
         if data.get("q"):
             queryset = queryset.filter(Q(thread_id__icontains=data["q"]) | Q(name__icontains=data["q"]))
-        if data.get("user_id"):
-            queryset = queryset.filter(user_id=data["user_id"])
+        queryset = filter_by_fields(queryset, data, {"user_id": "user_id"})
         if data.get("agent"):
             queryset = queryset.filter(Exists(Checkpoint.objects.by_agent_in_thread(data["agent"])))
         tags = _words(data.get("tag") or "")
@@ -128,11 +139,8 @@ class AuditFilterForm(DateRangeMixin):
     def apply(self, events: AuditEventQuerySet) -> QuerySet[AuditEvent]:
         data = self.cleaned_data
         queryset: QuerySet[AuditEvent] = events.naming_agent(data["agent"]) if data.get("agent") else events
-        if data.get("actor"):
-            queryset = queryset.filter(actor_label__icontains=data["actor"])
-        queryset = filter_by_action(queryset, data.get("action") or "")
-        if data.get("target"):
-            queryset = queryset.filter(target_id__icontains=data["target"])
+        lookups = {"actor": "actor_label__icontains", "target": "target_id__icontains"}
+        queryset = filter_by_action(filter_by_fields(queryset, data, lookups), data.get("action") or "")
         return queryset.filter(self.date_filter("created_at"))
 
 
@@ -161,9 +169,7 @@ class MedallionFilterForm(forms.Form):
         queryset = queryset.matching_scope(
             _words(data.get("graph_nodes") or ""), _words(data.get("tags") or "")
         )
-        if data.get("status"):
-            queryset = queryset.filter(status=data["status"])
-        return queryset
+        return filter_by_fields(queryset, data, {"status": "status"})
 
 
 class JobFilterForm(forms.Form):
@@ -171,7 +177,4 @@ class JobFilterForm(forms.Form):
     kind = forms.ChoiceField(required=False, choices=[("", "Any kind"), *Job.Kind.choices])
 
     def apply(self, queryset: QuerySet[Job]) -> QuerySet[Job]:
-        for name in ("status", "kind"):
-            if self.cleaned_data.get(name):
-                queryset = queryset.filter(**{name: self.cleaned_data[name]})
-        return queryset
+        return filter_by_fields(queryset, self.cleaned_data, {"status": "status", "kind": "kind"})

@@ -17,7 +17,7 @@ from django.db.models import F, QuerySet
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from checkpoints.dashboard.forms import DateRangeMixin
+from checkpoints.dashboard.forms import DateRangeMixin, filter_by_fields
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import Annotation, Checkpoint, Message, Workspace
 from checkpoints.models.lookups import JsonContains
@@ -126,12 +126,8 @@ class SearchForm(DateRangeMixin):
             return None
         queryset = Message.objects.for_workspace(workspace).for_display().with_thread_id()
         queryset = messages_matching(queryset, data["q"])
-        if data.get("role"):
-            queryset = queryset.filter(role=data["role"])
-        if data.get("agent"):
-            queryset = queryset.filter(name=data["agent"])
-        if data.get("thread"):
-            queryset = queryset.filter(thread__thread_id=data["thread"])
+        lookups = {"role": "role", "agent": "name", "thread": "thread__thread_id"}
+        queryset = filter_by_fields(queryset, data, lookups)
         return queryset.filter(self.date_filter("created_at"))
 
     def checkpoints(self, workspace: Workspace) -> QuerySet[Checkpoint]:
@@ -141,10 +137,7 @@ class SearchForm(DateRangeMixin):
         queryset = Checkpoint.objects.for_workspace(workspace).select_related("thread").without_payload()
         if data.get("q"):
             queryset = queryset.filter(step_name__icontains=data["q"].strip())
-        if data.get("agent"):
-            queryset = queryset.filter(agent_id=data["agent"])
-        if data.get("written_by"):
-            queryset = queryset.filter(written_by=data["written_by"])
+        queryset = filter_by_fields(queryset, data, {"agent": "agent_id", "written_by": "written_by"})
         if data.get("thread"):
             queryset = queryset.in_thread(workspace, data["thread"])
         if data.get("metadata") is not None:
