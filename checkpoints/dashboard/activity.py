@@ -96,10 +96,18 @@ def activity_chart(workspace: Workspace, window: Window, now: datetime) -> SafeS
         Series("jobs", "Jobs", per_bucket(Job.objects.for_workspace(workspace), window, now)),
     ]
     totals = ", ".join(f"{one.total} {one.name.lower()}" for one in series)
+    return window_bars(window, now, "activity-chart", "Activity", f"{totals} created in this window.", series)
+
+
+def window_bars(
+    window: Window, now: datetime, chart_id: str, what: str, counted: str, series: Sequence[Series]
+) -> SafeString:
+    """A bar chart over `window`, a group of bars per bucket: titled "<what> — <window> (UTC)" and described
+    as "Bars per <unit>: <counted>" (the overview's activity chart, the agent page's two charts)."""
     return bar_chart(
-        chart_id="activity-chart",
-        title=f"Activity — {window.label.lower()} (UTC)",
-        desc=f"Bars per {window.unit}: {totals} created in this window.",
+        chart_id=chart_id,
+        title=f"{what} — {window.label.lower()} (UTC)",
+        desc=f"Bars per {window.unit}: {counted}",
         labels=window.labels(now),
         series=series,
     )

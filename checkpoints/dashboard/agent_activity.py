@@ -18,8 +18,8 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.db.models.functions import TruncDay
 from django.utils.safestring import SafeString
 
-from checkpoints.dashboard.activity import WINDOWS, Window, per_bucket
-from checkpoints.dashboard.charts import Series, bar_chart
+from checkpoints.dashboard.activity import WINDOWS, Window, per_bucket, window_bars
+from checkpoints.dashboard.charts import Series
 from checkpoints.dashboard.queries import CappedCount, capped_count
 from checkpoints.dashboard.steps import usage_of
 from checkpoints.models import ApiKey, Checkpoint, Message, PendingWrite, Thread, Workspace
@@ -107,26 +107,22 @@ def agent_charts(workspace: Workspace, agent_id: str, now: datetime) -> dict[str
     )
     flagged = per_bucket(checkpoints.filter(metadata__json_contains={"error": True}), window, now)
     errors = [a + b for a, b in zip(per_bucket(error_writes, window, now), flagged, strict=True)]
+    activity = [Series("checkpoints", "Checkpoints", saved), Series("errors", "Errors", errors)]
+    activity_counted = (
+        f"{sum(saved)} checkpoints saved, {sum(errors)} errors "
+        "(__error__ pending writes and checkpoints whose metadata has an error)."
+    )
     sent = Message.objects.filter(thread__workspace=workspace, name=agent_id)
     sent_usages = _day_rows(sent, window, now).values_list("day", "usage")
     message_tokens = _per_day(sent_usages, window, now)
     save_tokens = _per_day(_save_usages(checkpoints, window, now), window, now)
-    labels = window.labels(now)
+    tokens = [Series("messages", "Messages", message_tokens), Series("saves", "Saves", save_tokens)]
+    tokens_counted = (
+        f"{sum(message_tokens)} tokens in messages sent, {sum(save_tokens)} in the usage of its saves."
+    )
     return {
-        "activity": bar_chart(
-            chart_id="agent-activity-chart",
-            title=f"Checkpoints and errors — {window.label.lower()} (UTC)",
-            desc=f"Bars per day: {sum(saved)} checkpoints saved, {sum(errors)} errors "
-            "(__error__ pending writes and checkpoints whose metadata has an error).",
-            labels=labels,
-            series=[Series("checkpoints", "Checkpoints", saved), Series("errors", "Errors", errors)],
+        "activity": window_bars(
+            window, now, "agent-activity-chart", "Checkpoints and errors", activity_counted, activity
         ),
-        "tokens": bar_chart(
-            chart_id="agent-tokens-chart",
-            title=f"Tokens — {window.label.lower()} (UTC)",
-            desc=f"Bars per day: {sum(message_tokens)} tokens in messages sent, {sum(save_tokens)} in "
-            "the usage of its saves.",
-            labels=labels,
-            series=[Series("messages", "Messages", message_tokens), Series("saves", "Saves", save_tokens)],
-        ),
+        "tokens": window_bars(window, now, "agent-tokens-chart", "Tokens", tokens_counted, tokens),
     }
