@@ -19,6 +19,15 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+# The fields of the record that say which step wrote it: the agent, its framework and the step of its run.
+STEP_FIELDS: tuple[str, ...] = (
+    "agent_id",
+    "framework",
+    "schema_version",
+    "step_index",
+    "step_name",
+    "run_id",
+)
 # Every field of the immutable record, in the order the checksum encodes them (sorted, as JSON sorts keys).
 CHECKSUM_FIELDS: tuple[str, ...] = tuple(
     sorted(
@@ -27,12 +36,7 @@ CHECKSUM_FIELDS: tuple[str, ...] = tuple(
             "namespace",
             "checkpoint_id",
             "parent_id",
-            "agent_id",
-            "framework",
-            "schema_version",
-            "step_index",
-            "step_name",
-            "run_id",
+            *STEP_FIELDS,
             "state",
             "context",
             "metadata",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlencode
 
 from django.contrib import admin
@@ -23,6 +23,7 @@ from checkpoints.admin.base import (
     json_column,
     link_column,
 )
+from checkpoints.integrity import STEP_FIELDS
 from checkpoints.models import Checkpoint, PendingWrite
 from checkpoints.services.audit import Actor
 from checkpoints.services.checkpoints import checkpoint_expire, checkpoint_set_ttl, checkpoint_verify
@@ -104,19 +105,14 @@ class CheckpointAdmin(ReadOnlyAdminMixin, CairnModelAdmin):
     list_select_related = ("thread", "workspace")
     changelist_defer = ("state", "context", "metadata")
     bulk_operations = (EXPIRE, PIN, UNPIN)
-    fields = (
+    fields: ClassVar[tuple[str, ...]] = (
         "dashboard",
         "workspace_link",
         "thread_link",
         "namespace",
         "checkpoint_id",
         "parent_link",
-        "agent_id",
-        "framework",
-        "schema_version",
-        "step_index",
-        "step_name",
-        "run_id",
+        *STEP_FIELDS,
         "handoff_from",
         "handoff_target",
         "message_seq",
