@@ -10,7 +10,7 @@ class CheckpointsConfig(AppConfig):
 
     def ready(self) -> None:
         # The tasks register by name, which is how the services send them (`job_submit`).
-        from checkpoints import after_response, tasks  # noqa: F401
+        from checkpoints import after_response, checks, tasks  # noqa: F401
         from checkpoints.services import login_throttle  # noqa: F401  # its audit receiver
         from checkpoints.storage import api_key_cache
 

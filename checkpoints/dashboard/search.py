@@ -1,6 +1,6 @@
 """Workspace-wide search for the dashboard: messages by their text, checkpoints by agent, step name and
 metadata. Message text uses the API's search (`checkpoints.services.search`: same semantics, same indexes);
-the step-name filter has a trigram index on PostgreSQL (migration 0008), the agent filter the
+the step-name filter has a trigram index on PostgreSQL (`checkpoint_step_name_trgm`), the agent filter the
 `checkpoint_ws_agent` index and the metadata filter the `checkpoint_metadata_gin` index; the writer filter
 walks `checkpoint_ws_timeline` (docs/storage.md, "Indexes"); the finding filter the `annotation_ws_verdict`
 index."""

@@ -14,7 +14,8 @@ Semantics (the same on PostgreSQL and SQLite):
 How it runs: the normalised text is stored once per message (`Message.search_text`, written by
 `messages_append`), and each term is a `LIKE '%term%'` on it. PostgreSQL answers that from a GIN pg_trgm
 index. SQLite answers terms of 3+ characters from an FTS5 table with the trigram tokenizer (kept in sync by
-triggers, see migration 0003), and checks shorter terms, which trigrams cannot index, with the same LIKE.
+triggers, built by the first migration), and checks shorter terms, which trigrams cannot index, with the
+same LIKE.
 
 Why not tsvector: word matching (a parser, stemming) cannot be reproduced exactly in SQLite, and it misses
 words inside unspaced scripts. For substring semantics a tsvector index cannot even narrow the candidates

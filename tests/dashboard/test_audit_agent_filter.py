@@ -1,11 +1,10 @@
 """The audit log's agent filter: events naming an agent (handoff from/to, the agent of a checkpoint
-expired, re-timed or forked from), through the indexed AuditEventAgent rows; the backfill of 0009; the
-exports honour it; another workspace's events never show."""
+expired, re-timed or forked from), through the indexed AuditEventAgent rows; the exports honour it;
+another workspace's events never show."""
 
 from __future__ import annotations
 
 import csv
-import importlib
 import io
 import json
 import re
@@ -13,7 +12,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.apps import apps
 from django.test import Client
 from django.urls import reverse
 
@@ -115,29 +113,6 @@ def test_it_never_shows_another_workspaces_events_for_the_same_agent(
     ]
     other = reverse("dashboard:audit", args=[other_workspace.slug])
     assert dash.get(other, {"agent": "reviewer"}).status_code == 404
-
-
-def test_the_migration_backfills_events_written_before_it(world: World) -> None:
-    backfill = importlib.import_module("checkpoints.migrations.0009_audit_agent").backfill
-    handoff = AuditEvent.objects.get(workspace=world.workspace, action="checkpoint.handoff")
-    expire = AuditEvent.objects.get(workspace=world.workspace, action="checkpoint.expire")
-    gone = audit_record(
-        workspace=world.workspace,
-        actor=Actor.system("t"),
-        action="checkpoint.ttl",
-        target_type="checkpoint",
-        target_id="run-1//no-such-checkpoint",
-        details={"ttl_seconds": 5},
-    )
-    AuditEventAgent.objects.all().delete()  # as before 0009
-    backfill(apps, None)
-    backfill(apps, None)  # idempotent
-    rows = set(AuditEventAgent.objects.values_list("event_id", "workspace_id", "agent_id"))
-    ws = world.workspace.pk
-    assert (handoff.pk, ws, "planner") in rows and (handoff.pk, ws, "reviewer") in rows
-    assert (expire.pk, ws, "reviewer") in rows  # from the target checkpoint, which still exists
-    assert not any(event == gone.pk for event, _, _ in rows)
-    assert {agent for _, _, agent in rows} == {"planner", "reviewer"}
 
 
 def test_the_checkpoint_page_links_its_agent_to_the_filtered_audit_log(dash: Client, world: World) -> None:

@@ -201,7 +201,7 @@ def test_the_scope_lookups_use_the_gin_indexes(corpus: dict[str, Any]) -> None:
     tags_only = Medallion.objects.filter(tags__has_any_element=scope.tags)
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
-    # One two-column GIN index serves either side alone, and both together (migration 0006).
+    # One two-column GIN index serves either side alone, and both together (`medallion_scope_gin`).
     assert "medallion_scope_gin" in nodes_only.explain()
     assert "medallion_scope_gin" in tags_only.explain()
     full = medallions_for_scope(workspace=corpus["workspace"], scope=scope)
