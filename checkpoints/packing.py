@@ -9,7 +9,8 @@ The parts are:
   objects and lists of `SPLIT` characters or more are cut up instead (each member, each run of elements).
   An object or list that is a member of an object is cut out only from `MEMBER_MIN` characters: small
   bookkeeping maps (LangGraph's `channel_versions`, `versions_seen`) change at every step, so as parts
-  each would be a new row at every save, never shared;
+  each would be a new row at every save, never shared. Below that, its own large values are still cut
+  out (a message in a small map of channels), its lists element by element, not in runs;
 - aligned runs of list elements: elements [0, 16), [16, 32)… and [0, 256), [256, 512)… and [0, 4096)…,
   each run taken as long as it is complete and its text stays under `RUN_MAX`. A list that only grows
   therefore shares every complete run with its previous version, and a checkpoint stores a few dozen
@@ -130,10 +131,11 @@ def assemble(stored: str, parts: Mapping[bytes, str]) -> str:
     return "".join(pieces)
 
 
-def pack(value: Any, text: str) -> Packed | None:
-    """`text` (the canonical encoding of `value`) packed, or None when it is stored whole (short, a scalar,
-    or nothing worth cutting out)."""
-    if len(text) < PACK_MIN or type(value) not in (dict, list):
+def pack(value: Any, text: str, *, least: int = PACK_MIN) -> Packed | None:
+    """`text` (the canonical encoding of `value`) packed, or None when it is stored whole (shorter than
+    `least`, a scalar, or nothing worth cutting out). Pending writes are packed from `VALUE_MIN` on: a
+    LangGraph step writes the message its next checkpoint holds, so the two name one part."""
+    if len(text) < least or type(value) not in (dict, list):
         return None
     builder = _Builder()
     builder.container(value, text)
@@ -177,13 +179,18 @@ class _Builder:
             self.keep(text)
 
     def member(self, value: Any, text: str) -> None:
-        self.value(value, text, least=MEMBER_MIN if type(value) in (dict, list) else VALUE_MIN)
+        if type(value) in (dict, list) and VALUE_MIN <= len(text) < MEMBER_MIN:
+            # A small map stays in the skeleton, but what is large inside it (the message a node was
+            # handed) is cut out as anywhere else; its lists are not cut into runs.
+            self.container(value, text, runs=False)
+        else:
+            self.value(value, text, least=MEMBER_MIN if type(value) in (dict, list) else VALUE_MIN)
 
-    def container(self, value: dict[str, Any] | list[Any], text: str) -> None:
+    def container(self, value: dict[str, Any] | list[Any], text: str, *, runs: bool = True) -> None:
         if isinstance(value, dict):
             self.members(value, text)
         else:
-            self.elements(value, text)
+            self.elements(value, text, runs=runs)
 
     def members(self, value: dict[str, Any], text: str) -> None:
         keys = sorted(value)
@@ -196,8 +203,8 @@ class _Builder:
             self.member(member, member_text)
         self.keep("}")
 
-    def elements(self, value: list[Any], text: str) -> None:
-        plan = _list_plan(value, text)
+    def elements(self, value: list[Any], text: str, *, runs: bool = True) -> None:
+        plan = _list_plan(value, text) if runs else [(item, False) for item in value]
         texts = _piece_texts(text, [""] * len(plan), [(piece, is_run) for piece, is_run in plan])
         self.keep("[")
         for index, ((piece, is_run), piece_text) in enumerate(zip(plan, texts, strict=True)):

@@ -21,10 +21,13 @@ from checkpoints.admin.base import (
     WorkspaceFilter,
     admin_link,
     json_column,
+    json_field,
     link_column,
 )
 from checkpoints.integrity import STEP_FIELDS
 from checkpoints.models import Checkpoint, PendingWrite
+from checkpoints.models.value import unpack_writes
+from checkpoints.packing import is_packed
 from checkpoints.services.audit import Actor
 from checkpoints.services.checkpoints import checkpoint_expire, checkpoint_set_ttl, checkpoint_verify
 
@@ -209,4 +212,10 @@ class PendingWriteAdmin(ReadOnlyAdminMixin, CairnModelAdmin):
     )
     readonly_fields = fields
     thread_link = THREAD_LINK
-    value_view = json_column("value", stored_text=True)
+
+    @admin.display(description="value")
+    def value_view(self, obj: PendingWrite) -> SafeString | str:
+        unpack_writes([obj], obj.thread.workspace_id)  # a packed value whole again (docs/storage.md)
+        if is_packed(obj.value):
+            return "— (it names a stored part that is missing)"
+        return json_field(obj.value)

@@ -29,6 +29,8 @@ from django.db.models import Case, Q, TextField, Value, When
 
 from checkpoints.dashboard.written_values import message_text, readable
 from checkpoints.models import Checkpoint, PendingWrite
+from checkpoints.models.value import whole_texts
+from checkpoints.packing import MARK, is_packed
 from checkpoints.templatetags.dashboard import duration
 
 ERROR_CHANNEL = "__error__"
@@ -144,19 +146,23 @@ def _rows(checkpoints: Sequence[Checkpoint]) -> tuple[dict[int, dict[str, Any]],
 def _writes(checkpoints: Sequence[Checkpoint]) -> dict[tuple[str, str], list[PendingWrite]]:
     ids = {c.checkpoint_id for c in checkpoints} | {c.parent_checkpoint_id for c in checkpoints} - {None}
     # Only the values that can matter are read: a step's other writes may be whole documents.
+    # A packed value (docs/storage.md) keeps its text in parts: it is read, and put back together, too.
     wanted = (
         Q(channel__in=(ERROR_CHANNEL, INTERRUPT_CHANNEL))
         | Q(value__contains="usage")
         | Q(value__contains='"serde"')
+        | Q(value__startswith=MARK)
     )
-    rows = (
+    rows = list(
         PendingWrite.objects.filter(thread_id=checkpoints[0].thread_id, checkpoint_id__in=ids)
         .defer("value")
         .annotate(shown=Case(When(wanted, then="value"), default=Value(None), output_field=TextField()))
         .order_by("task_path", "task_id", "idx")
     )
+    shown = whole_texts(checkpoints[0].workspace_id, [write.shown for write in rows])
     grouped: dict[tuple[str, str], list[PendingWrite]] = defaultdict(list)
-    for write in rows:
+    for write, text in zip(rows, shown, strict=True):
+        write.shown = None if is_packed(text) else text  # None: a part it names is missing
         grouped[(write.namespace, write.checkpoint_id)].append(write)
     return grouped
 

@@ -209,7 +209,12 @@ class PendingWrite(models.Model):
     idx = models.IntegerField()
     channel = models.CharField(max_length=255)
     type = models.CharField(max_length=64, blank=True, default="")
-    value = models.TextField(help_text="Canonical JSON of the written value.")
+    value = models.TextField(
+        help_text="Canonical JSON of the written value, or packed: its parts stored once (docs/storage.md)."
+    )
+    size_bytes = models.BigIntegerField(
+        null=True, blank=True, help_text="UTF-8 bytes of the whole value when it is stored packed; else null."
+    )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:

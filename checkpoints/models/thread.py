@@ -57,6 +57,12 @@ class ByteLength(Func):
         )
 
 
+def write_bytes() -> Coalesce:
+    """An expression: the UTF-8 bytes of a pending write's whole value (`size_bytes` when it is stored
+    packed, else its text's)."""
+    return Coalesce("size_bytes", ByteLength("value"))
+
+
 def _sum_per_thread(queryset: models.QuerySet[Any], expression: Any) -> Coalesce:
     """A correlated subquery summing `expression` over `queryset`'s rows of the outer thread (0 if none)."""
     total = queryset.filter(thread=OuterRef("pk")).order_by().values("thread").annotate(total=expression)
@@ -96,7 +102,7 @@ class ThreadQuerySet(models.QuerySet["Thread"]):
             checkpoint_count=_sum_per_thread(checkpoints.live(now), Count("pk")),
             storage_bytes=(
                 _sum_per_thread(checkpoints.filter(expired_at__isnull=True), Sum("size_bytes"))
-                + _sum_per_thread(PendingWrite.objects.all(), Sum(ByteLength("value")))
+                + _sum_per_thread(PendingWrite.objects.all(), Sum(write_bytes()))
                 + _sum_per_thread(Message.objects.all(), Sum("size_bytes"))
             ),
             head=Subquery(head.values("checkpoint_id")[:1]),

@@ -1,10 +1,11 @@
-"""The parts of packed checkpoint documents, stored once per workspace by content (docs/storage.md;
-the packing itself is `checkpoints.packing`)."""
+"""The parts of packed checkpoint documents and pending-write values, stored once per workspace by content
+(docs/storage.md; the packing itself is `checkpoints.packing`)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.db import models
@@ -15,7 +16,7 @@ from checkpoints.models.workspace import Workspace
 from checkpoints.packing import MissingPart, assemble, digests, is_packed
 
 if TYPE_CHECKING:
-    from checkpoints.models.checkpoint import Checkpoint
+    from checkpoints.models.checkpoint import Checkpoint, PendingWrite
 
 # The documents that may be packed (metadata is also queried as jsonb, so it is always stored whole).
 PACKED_FIELDS = ("state", "context")
@@ -86,6 +87,33 @@ def put_parts_back(checkpoint: Checkpoint, parts: Mapping[bytes, str]) -> None:
             setattr(checkpoint, field, assemble(stored, parts))
         except MissingPart as missing:
             checkpoint.missing_parts = (*checkpoint.missing_parts, missing.args[0])
+
+
+def whole_texts(
+    workspace_id: int, texts: Sequence[str | None], parts: Mapping[bytes, str] | None = None
+) -> list[str | None]:
+    """`texts` with their parts put back: the parts in `parts` as given, the others read in one query. A
+    text naming a part that is missing stays packed (`is_packed`), for its reader to refuse."""
+    packed = [text for text in texts if is_packed(text)]
+    if not packed:
+        return list(texts)
+    known = dict(parts or {})
+    known.update(parts_of(workspace_id, digests(packed) - known.keys()))
+    whole: list[str | None] = []
+    for text in texts:
+        if text is not None and is_packed(text):
+            with suppress(MissingPart):
+                text = assemble(text, known)
+        whole.append(text)
+    return whole
+
+
+def unpack_writes(
+    writes: Sequence[PendingWrite], workspace_id: int, parts: Mapping[bytes, str] | None = None
+) -> None:
+    """Put the parts back into loaded pending writes' values (`whole_texts`)."""
+    for write, value in zip(writes, whole_texts(workspace_id, [w.value for w in writes], parts), strict=True):
+        write.value = value  # type: ignore[assignment]  # a write's value is never None
 
 
 class UnpackingIterable(ModelIterable):

@@ -3,6 +3,7 @@ lineage, diff and pending writes."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -22,6 +23,7 @@ from checkpoints.exceptions import (
 from checkpoints.integrity import CHECKSUM_FIELDS, PAYLOAD_FIELDS, record_checksum_from_parts
 from checkpoints.models import Checkpoint, PendingWrite, Thread, Workspace
 from checkpoints.models.checkpoint import model_attribute
+from checkpoints.models.value import unpack_writes
 from checkpoints.storage import hot_cursor, model_rows, read_sql
 from checkpoints.storage.checkpoint_pages import CheckpointPages
 from checkpoints.storage.keyset import Seek
@@ -296,13 +298,21 @@ def checkpoint_diff(*, checkpoint: Checkpoint, against: Checkpoint | None) -> li
 
 
 def pending_writes_for(
-    *, thread: Thread, namespace: str, checkpoint_id: str, task_id: str | None = None
+    *,
+    thread: Thread,
+    namespace: str,
+    checkpoint_id: str,
+    task_id: str | None = None,
+    parts: Mapping[bytes, str] | None = None,
 ) -> list[PendingWrite]:
-    """A checkpoint's pending writes in LangGraph's order (task_path, task_id, idx), optionally one task's."""
+    """A checkpoint's pending writes in LangGraph's order (task_path, task_id, idx), optionally one task's;
+    packed values whole again, from `parts` where they are in hand (docs/storage.md)."""
     queryset = PendingWrite.objects.filter(thread=thread, namespace=namespace, checkpoint_id=checkpoint_id)
     if task_id is not None:
         queryset = queryset.filter(task_id=task_id)
-    return list(queryset.order_by("task_path", "task_id", "idx"))
+    writes = list(queryset.order_by("task_path", "task_id", "idx"))
+    unpack_writes(writes, thread.workspace_id, parts)
+    return writes
 
 
 def pending_writes_ensure_target_readable(

@@ -30,6 +30,8 @@ from checkpoints.services.checkpoint_records import UNSET, Payloads, Unset, enco
 from checkpoints.services.checkpoint_save import SaveResult, checkpoint_save, save_context, save_encoded
 from checkpoints.services.thread_rows import expires_after, thread_audit, thread_touch
 from checkpoints.storage import append_sql
+from checkpoints.storage.save_sql import store_parts
+from checkpoints.storage.stored_values import writes_packed
 
 __all__ = [
     "UNSET",
@@ -321,16 +323,22 @@ def _pending_writes_put_locked(
         row.thread = thread
     special = [row for row in rows if row.idx < 0]
     ordinary = [row for row in rows if row.idx >= 0]
-    if special:
-        PendingWrite.objects.bulk_create(
-            special,
-            update_conflicts=True,
-            unique_fields=["thread", "namespace", "checkpoint_id", "task_id", "idx"],
-            update_fields=["channel", "type", "value", "task_path", "created_at"],
-        )
-    if ordinary:
-        PendingWrite.objects.bulk_create(ordinary, ignore_conflicts=True)
+    with writes_packed(rows, workspace_id=workspace.pk, now=now) as parts:
+        store_parts(parts)
+        if special:
+            PendingWrite.objects.bulk_create(
+                special,
+                update_conflicts=True,
+                unique_fields=["thread", "namespace", "checkpoint_id", "task_id", "idx"],
+                update_fields=["channel", "type", "value", "size_bytes", "task_path", "created_at"],
+            )
+        if ordinary:
+            PendingWrite.objects.bulk_create(ordinary, ignore_conflicts=True)
     thread_touch(thread, now=now)
     return pending_writes_for(
-        thread=thread, namespace=first.namespace, checkpoint_id=first.checkpoint_id, task_id=first.task_id
+        thread=thread,
+        namespace=first.namespace,
+        checkpoint_id=first.checkpoint_id,
+        task_id=first.task_id,
+        parts=parts.texts,
     )

@@ -14,7 +14,7 @@ from django.db.models import BigIntegerField, Count, Exists, F, OuterRef, Q, Que
 from django.db.models.functions import Coalesce
 
 from checkpoints.models import Checkpoint, Message, PendingWrite, Thread
-from checkpoints.models.thread import ByteLength
+from checkpoints.models.thread import write_bytes
 from checkpoints.storage.stored_values import named_by, packed_rows, part_sizes, row_text_bytes
 
 
@@ -54,7 +54,7 @@ def thread_storage(*, thread: Thread) -> dict[str, Any]:
     write_rows = (
         PendingWrite.objects.filter(thread=thread)
         .values("namespace")
-        .annotate(pending_writes=Count("pk"), writes_bytes=Coalesce(Sum(ByteLength("value")), 0))
+        .annotate(pending_writes=Count("pk"), writes_bytes=Coalesce(Sum(write_bytes()), 0))
         .order_by()
     )
     for row in [*checkpoint_rows, *map(dict, write_rows)]:

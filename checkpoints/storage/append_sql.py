@@ -1,5 +1,6 @@
-"""The statements that add rows under a thread on PostgreSQL: tasks' pending writes (with the thread's lock
-sent together with them) and a batch of messages, each touching the thread in the same statement.
+"""The statements that add rows under a thread on PostgreSQL: tasks' pending writes (with their packed values'
+parts and the thread's lock sent together with them) and a batch of messages, each touching the thread in
+the same statement.
 
 It exists so that a LangGraph `put_writes` and a message append cost one trip to the database; the services
 decide what to write and fall back to the ORM elsewhere (docs/architecture.md, "The hot path").
@@ -15,6 +16,7 @@ from typing import Any, NamedTuple
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 
 from checkpoints.models import Message, PendingWrite, Thread
+from checkpoints.models.value import unpack_writes
 from checkpoints.storage.hot_cursor import cursor
 from checkpoints.storage.model_rows import (
     CHECKPOINT,
@@ -26,7 +28,8 @@ from checkpoints.storage.model_rows import (
     load,
     model_fields,
 )
-from checkpoints.storage.save_sql import LIVE
+from checkpoints.storage.save_sql import LIVE, store_parts_on
+from checkpoints.storage.stored_values import writes_packed
 
 # A thread's idle expiry after a write at %(now)s, read from the row being updated: `expires_after` of
 # checkpoints.services.thread_rows (None or 0: never), for a statement that does not know the thread's TTL.
@@ -40,17 +43,19 @@ THREAD_EXPIRES_AT = "CASE WHEN t.ttl_seconds > 0 THEN %(now)s + t.ttl_seconds * 
 _THREAD_BY_ID = "t.workspace_id = %(workspace)s AND t.thread_id = %(thread_id)s"
 _LOCK_THREAD = f"SELECT 1 FROM {THREAD} t WHERE {_THREAD_BY_ID} FOR NO KEY UPDATE"  # nosec B608 # names from the models; values bound
 _WRITE_COLUMNS = (
-    "thread_id, namespace, checkpoint_id, task_id, task_path, idx, channel, type, value, created_at"
+    "thread_id, namespace, checkpoint_id, task_id, task_path, idx, channel, type, value, size_bytes, "
+    "created_at"
 )
 _WRITE_KEY = "thread_id, namespace, checkpoint_id, task_id, idx"
 _TASK = "namespace, checkpoint_id, task_id"
 _INCOMING = (
     "SELECT touched.id, w.namespace, w.checkpoint_id, w.task_id, w.task_path, w.idx, w.channel, w.type, "
-    "w.value, %(now)s FROM incoming w CROSS JOIN touched"
+    "w.value, w.size_bytes, %(now)s FROM incoming w CROSS JOIN touched"
 )
 _PENDING_WRITES_PUT = (
     "WITH incoming AS (SELECT * FROM json_to_recordset(%(writes)s::json) AS w(namespace text, "
-    "checkpoint_id text, task_id text, task_path text, idx int, channel text, type text, value text)), "
+    "checkpoint_id text, task_id text, task_path text, idx int, channel text, type text, value text, "
+    "size_bytes bigint)), "
     f"touched AS (UPDATE {THREAD} t SET updated_at = %(now)s, expires_at = {THREAD_EXPIRES_AT} "  # nosec B608 # names from the models; values bound
     f"WHERE {_THREAD_BY_ID} AND t.user_id IS NOT DISTINCT FROM coalesce(%(user_id)s, t.user_id) "
     f"AND NOT EXISTS (SELECT 1 FROM {CHECKPOINT} c WHERE c.thread_id = t.id "
@@ -60,7 +65,8 @@ _PENDING_WRITES_PUT = (
     f"ON CONFLICT ({_WRITE_KEY}) DO NOTHING RETURNING {columns(PendingWrite, PENDING_WRITE)}), "
     f"special AS (INSERT INTO {PENDING_WRITE} ({_WRITE_COLUMNS}) {_INCOMING} WHERE w.idx < 0 "
     f"ON CONFLICT ({_WRITE_KEY}) DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, "
-    "value = EXCLUDED.value, task_path = EXCLUDED.task_path, created_at = EXCLUDED.created_at "
+    "value = EXCLUDED.value, size_bytes = EXCLUDED.size_bytes, task_path = EXCLUDED.task_path, "
+    "created_at = EXCLUDED.created_at "
     f"RETURNING {columns(PendingWrite, PENDING_WRITE)}) "
     "SELECT * FROM ordinary UNION ALL SELECT * FROM special UNION ALL "
     f"SELECT {columns(PendingWrite, 'p')} FROM {PENDING_WRITE} p CROSS JOIN touched "
@@ -81,38 +87,46 @@ def pending_writes_put(
     write holds the thread: every write that expires a checkpoint locks its thread first
     (docs/architecture.md, "Data model invariants"), so a checkpoint expired by then is seen expired, and
     one expired later waits for these writes. Inside a transaction the caller holds the lock already."""
-    params = {
-        "workspace": workspace,
-        "thread_id": thread_id,
-        "user_id": user_id,
-        "now": rows[0].created_at,
-        # One JSON text, not arrays: psycopg escapes every element of a text array in Python.
-        "writes": json.dumps(
-            [
-                {
-                    "namespace": r.namespace,
-                    "checkpoint_id": r.checkpoint_id,
-                    "task_id": r.task_id,
-                    "task_path": r.task_path,
-                    "idx": r.idx,
-                    "channel": r.channel,
-                    "type": r.type,
-                    "value": r.value,
-                }
-                for r in rows
-            ],
-            ensure_ascii=False,
-        ),
-    }
+    now = rows[0].created_at
+    with writes_packed(rows, workspace_id=workspace, now=now) as parts:
+        params = {
+            "workspace": workspace,
+            "thread_id": thread_id,
+            "user_id": user_id,
+            "now": now,
+            # One JSON text, not arrays: psycopg escapes every element of a text array in Python.
+            "writes": json.dumps(
+                [
+                    {
+                        "namespace": r.namespace,
+                        "checkpoint_id": r.checkpoint_id,
+                        "task_id": r.task_id,
+                        "task_path": r.task_path,
+                        "idx": r.idx,
+                        "channel": r.channel,
+                        "type": r.type,
+                        "value": r.value,
+                        "size_bytes": r.size_bytes,
+                    }
+                    for r in rows
+                ],
+                ensure_ascii=False,
+            ),
+        }
     db = connections[DEFAULT_DB_ALIAS]
     with cursor() as c:
         if db.in_atomic_block:
+            store_parts_on(c, parts)
             c.execute(_PENDING_WRITES_PUT, params)
         else:
+            # The pipeline runs as one transaction: the parts are stored (and marked used) in it, first.
             with db.wrap_database_errors, db.connection.pipeline():
+                store_parts_on(c, parts)
                 c.execute(_LOCK_THREAD, params)
                 c.execute(_PENDING_WRITES_PUT, params)
-        return [load(PendingWrite, row) for row in c.fetchall()]
+        stored = [load(PendingWrite, row) for row in c.fetchall()]
+    unpack_writes(stored, workspace, parts.texts)
+    return stored
 
 
 # An append's first statement outside a transaction: the thread by its public id, and its last message's time

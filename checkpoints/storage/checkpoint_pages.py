@@ -21,7 +21,7 @@ from checkpoints.integrity import PAYLOAD_FIELDS
 from checkpoints.models import Checkpoint, PendingWrite, Thread, Workspace
 from checkpoints.models.checkpoint import CheckpointQuerySet
 from checkpoints.models.readable import READABLE
-from checkpoints.models.value import unpack
+from checkpoints.models.value import unpack, unpack_writes
 from checkpoints.storage import hot_cursor, model_rows, read_sql
 from checkpoints.storage.keyset import Seek, seek_params, seek_sql
 
@@ -225,9 +225,14 @@ def pending_writes_of(checkpoints: list[Checkpoint]) -> dict[tuple[int, str, str
         cursor.execute(_pending_writes_sql(connection.vendor), params)
         rows = cursor.fetchall()
     grouped: dict[tuple[int, str, str], list[PendingWrite]] = {key: [] for key in wanted}
+    by_workspace: dict[int, list[PendingWrite]] = {}
+    workspace_of = {c.thread_id: c.workspace_id for c in checkpoints}
     for row in rows:
         write = model_rows.load(PendingWrite, row)
         key = (write.thread_id, write.namespace, write.checkpoint_id)
         if key in grouped:
             grouped[key].append(write)
+            by_workspace.setdefault(workspace_of[write.thread_id], []).append(write)
+    for workspace_id, writes in by_workspace.items():
+        unpack_writes(writes, workspace_id)
     return grouped

@@ -164,10 +164,17 @@ def store_parts(parts: Parts) -> None:
     if not parts.texts:
         return
     with cursor() as c:
-        if is_postgres():
-            c.execute(_STORE_PARTS["postgresql"], parts.postgres_params())
-        else:
-            c.executemany(_STORE_PARTS["sqlite"], parts.sqlite_rows())
+        store_parts_on(c, parts)
+
+
+def store_parts_on(c: Any, parts: Parts) -> None:
+    """`store_parts` on a cursor in hand (a pipeline's, whose statement goes with the ones after it)."""
+    if not parts.texts:
+        return
+    if is_postgres():
+        c.execute(_STORE_PARTS["postgresql"], parts.postgres_params())
+    else:
+        c.executemany(_STORE_PARTS["sqlite"], parts.sqlite_rows())
 
 
 _INSERT_PREPARED = preparation(_INSERT_FIELDS)

@@ -1,5 +1,5 @@
-"""The value table's writes: storing the parts a save names, and collecting parts nothing names
-(docs/storage.md). Reads fill parts in through `checkpoints.models.value.unpack`; `stored_bytes` and its
+"""The value table's writes: storing the parts a save or a pending write names, and collecting parts nothing
+names (docs/storage.md). Reads fill parts in through `checkpoints.models.value.unpack`; `stored_bytes` and its
 helpers measure what documents occupy as stored, for the storage accounting.
 
 The collector may run while saves reuse parts. Every save marks the parts it names as used (`used_at`)
@@ -8,7 +8,10 @@ inserts its checkpoint (`save_sql.insert_checkpoint`); the collector deletes onl
 named when it looked and that no save used within the grace period, and the delete re-checks `used_at` row
 by row. So a part a save relies on is either kept, or deleted before the save's statement, which then
 stores it again. Other writers (copies, the conversion) store parts in the transaction that inserts or
-updates the rows naming them, which must commit within half the grace period.
+updates the rows naming them, which must commit within half the grace period; pending writes store theirs
+in their transaction too (`writes_packed`).
+Copies of pending writes name the same parts without storing them: they hold the source thread's lock,
+so its rows, which name those parts, stay until the copy has committed.
 
 A save on PostgreSQL outside a transaction does not send the parts its process sent within a quarter of the
 grace period (`parts_to_store(..., skip_sent_lately=True)`): it names them, and its statement writes only if
@@ -22,7 +25,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -36,10 +39,10 @@ from django.db.models.functions import Coalesce, Left, StrIndex
 from django.db.models.lookups import Exact
 from django.utils import timezone
 
-from checkpoints.models import Checkpoint, StoredValue, Workspace
+from checkpoints.models import Checkpoint, PendingWrite, StoredValue, Workspace
 from checkpoints.models.thread import ByteLength
 from checkpoints.models.value import PACKED_FIELDS
-from checkpoints.packing import MARK, PACK_MIN, Packed, digests, pack
+from checkpoints.packing import MARK, PACK_MIN, VALUE_MIN, Packed, digests, pack
 from checkpoints.parts import enabled
 from checkpoints.storage import save_sql
 
@@ -145,13 +148,55 @@ def pack_stored(checkpoint: Checkpoint, *, now: datetime) -> None:
         setattr(checkpoint, field, document.stored)
 
 
+@contextmanager
+def writes_packed(
+    writes: Sequence[PendingWrite], *, workspace_id: int, now: datetime
+) -> Iterator[save_sql.Parts]:
+    """While inside, the writes' values hold their stored text, packed from `VALUE_MIN` characters on (a
+    step's writes name the parts its next checkpoint names), for the insert; it gives the parts to store
+    first (`save_sql.store_parts`), in the insert's transaction, marked as used at `now`.
+    The whole texts come back afterwards."""
+    whole = [(write.value, write.size_bytes) for write in writes]
+    parts: dict[bytes, str] = {}
+    for write in writes:
+        text = write.value
+        if len(text) < VALUE_MIN or text[0] not in "[{":
+            continue  # stored whole, without decoding it
+        packed = pack(json.loads(text), text, least=VALUE_MIN)
+        if packed is not None:
+            write.value = packed.stored
+            write.size_bytes = len(text.encode("utf-8"))
+            parts.update(packed.parts)
+    try:
+        yield parts_to_store(workspace_id=workspace_id, parts=parts, now=now)
+    finally:
+        for write, (text, size) in zip(writes, whole, strict=True):
+            write.value, write.size_bytes = text, size
+
+
 def all_parts(packed: Mapping[str, Packed]) -> dict[bytes, str]:
     return {digest: body for document in packed.values() for digest, body in document.parts.items()}
 
 
 def named_digests(workspace_id: int) -> set[bytes]:
-    """Every part a checkpoint of the workspace names."""
-    return named_by(Checkpoint.objects.filter(workspace_id=workspace_id))
+    """Every part a checkpoint or a pending write of the workspace names."""
+    return named_by(Checkpoint.objects.filter(workspace_id=workspace_id)) | named_by_writes(workspace_id)
+
+
+def packed_writes() -> Exact:
+    """The pending writes whose value is stored packed."""
+    return _is_packed("value")
+
+
+def named_by_writes(workspace_id: int) -> set[bytes]:
+    """Every part the packed values of the workspace's pending writes name (their headers only)."""
+    headers = (
+        PendingWrite.objects.filter(thread__workspace_id=workspace_id)
+        .filter(packed_writes())
+        .annotate(header=_header("value"))
+        .values_list("header", flat=True)
+    )
+    return digests(headers.iterator(chunk_size=2000))
 
 
 def values_collect(

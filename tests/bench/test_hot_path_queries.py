@@ -53,3 +53,16 @@ def test_storing_a_tasks_pending_writes_takes_2_queries(
         response = step.post("/api/v1/threads/g/checkpoints/c2/writes/", writes)
     assert response.status_code == 201
     assert [w["value"] for w in response.json()["results"]] == ["hello"]
+
+
+def test_a_write_stored_packed_adds_the_statement_storing_its_part(
+    step: ApiClient, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    message = {"role": "assistant", "content": "a reply long enough to be stored as a part of its own " * 3}
+    writes = {"task_id": "task-1", "writes": [{"channel": "messages", "value": [message], "idx": 0}]}
+    # as above, and first the statement storing the message as a part (docs/storage.md); in the pipeline
+    # outside a transaction, so still one round trip there
+    with django_assert_num_queries(AUTH + ATOMIC + 1 + (2 if USING_POSTGRES else 4)):
+        response = step.post("/api/v1/threads/g/checkpoints/c2/writes/", writes)
+    assert response.status_code == 201
+    assert [w["value"] for w in response.json()["results"]] == [[message]]

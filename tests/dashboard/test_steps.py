@@ -17,12 +17,17 @@ from langchain_core.messages import AIMessage
 
 from checkpoints.dashboard.steps import step_summaries, usage_in, usage_of
 from checkpoints.dashboard.written_values import readable
-from checkpoints.models import Workspace
+from checkpoints.models import PendingWrite, Workspace
+from checkpoints.models.value import unpack_writes
+from checkpoints.packing import is_packed
 from tests.dashboard.refund_run import CODEC, build_refund_run
 from tests.dashboard.test_timeline import TIMELINE_QUERIES
 from tests.factories import make_checkpoint
 
 pytestmark = pytest.mark.django_db
+
+# The run's message and exception writes are stored packed (docs/storage.md): one query reads their parts.
+RUN_QUERIES = TIMELINE_QUERIES + 1
 
 
 def test_it_names_the_nodes_the_failure_the_gap_and_the_tokens(workspace: Workspace) -> None:
@@ -87,7 +92,7 @@ def test_it_shows_what_ran_on_the_timeline_in_a_fixed_number_of_queries(
 ) -> None:
     run = build_refund_run(workspace)
     url = reverse("dashboard:thread-timeline", args=[workspace.slug, "refund-run"])
-    with django_assert_num_queries(TIMELINE_QUERIES):
+    with django_assert_num_queries(RUN_QUERIES):
         html = dash.get(url).content.decode()
     entry = re.search(rf'id="c-{run.answered.pk}">(.*?)</li>', html, re.S)
     assert entry is not None
@@ -99,7 +104,7 @@ def test_it_shows_what_ran_on_the_timeline_in_a_fixed_number_of_queries(
     assert "+2.5 s" in text
     for step in range(2, 30):
         make_checkpoint(workspace, "refund-run", step_index=step, step_name="loop", framework="langgraph")
-    with django_assert_num_queries(TIMELINE_QUERIES):
+    with django_assert_num_queries(RUN_QUERIES):
         assert dash.get(url).status_code == 200
 
 
@@ -114,6 +119,21 @@ def test_it_shows_what_ran_on_the_tree_and_the_checkpoint_page(dash: Client, wor
     assert what_ran is not None
     assert "<code>agent</code>" in what_ran.group(1)
     assert "refund above limit" in what_ran.group(1)
+
+
+def test_it_shows_what_ran_from_writes_stored_whole(dash: Client, workspace: Workspace) -> None:
+    """Rows written before values were packed (2026-12-03) hold the whole text."""
+    build_refund_run(workspace)
+    writes = list(PendingWrite.objects.all())
+    assert "messages" in {w.channel for w in writes if is_packed(w.value)}  # the reply, with its usage
+    unpack_writes(writes, workspace.pk)
+    for write in writes:
+        write.size_bytes = None
+    PendingWrite.objects.bulk_update(writes, ["value", "size_bytes"])
+    assert not any(is_packed(value) for value in PendingWrite.objects.values_list("value", flat=True))
+    thread_html = dash.get(reverse("dashboard:thread", args=[workspace.slug, "refund-run"])).content.decode()
+    assert thread_html.count('data-step-status="error"') == 1
+    assert "150 tokens" in thread_html
 
 
 def test_it_reads_the_usage_of_a_message_stored_through_the_serializer() -> None:

@@ -23,8 +23,10 @@ from checkpoints.api.fields import (
 )
 from checkpoints.api.pagination import page_serializer
 from checkpoints.api.renderers import RawJSON, json_object, json_scalar
+from checkpoints.exceptions import ChecksumMismatch
 from checkpoints.integrity import CHECKSUM_FIELDS, format_timestamp
 from checkpoints.models import Checkpoint, PendingWrite
+from checkpoints.packing import is_packed
 
 CHECKSUM_FORM = re.compile(r"^[0-9a-f]{64}\Z")  # a lowercase hex SHA-256 digest
 
@@ -254,6 +256,12 @@ class DiffSerializer(serializers.Serializer):
 
 
 def pending_write_representation(write: PendingWrite) -> RawJSON:
+    if is_packed(write.value):  # still packed once read: a part it names is missing (docs/storage.md)
+        raise ChecksumMismatch(
+            f"Pending write {write.task_id!r}/{write.idx} of checkpoint {write.checkpoint_id!r} names a "
+            "stored part that is missing: it was altered after it was written.",
+            {"checkpoint_id": write.checkpoint_id, "task_id": write.task_id, "idx": write.idx},
+        )
     return json_object(
         [
             ("task_id", json_scalar(write.task_id)),

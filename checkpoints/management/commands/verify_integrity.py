@@ -4,6 +4,8 @@ packed checkpoints (docs/storage.md); exit 1 on any mismatch.
 A part whose text no longer hashes to its digest is reported as `MISMATCH value workspace=… digest=<hex>`;
 every checkpoint naming it then fails its checksum too, and its line names the altered parts. A packed
 checkpoint naming a part that is not stored fails its checksum too, and its line names the missing parts.
+A pending write whose packed value names a part that is missing or altered is reported as `MISMATCH write
+…` with the parts it names so, after a line counting the packed writes (only when there are some).
 The last line always counts the checkpoints; the line counting the stored values comes before the
 checkpoints' lines, and only when there are stored values.
 """
@@ -18,10 +20,11 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.db.models import QuerySet
 
 from checkpoints.management.options import workspace_option
-from checkpoints.models import Checkpoint, StoredValue
-from checkpoints.models.value import PACKED_FIELDS
+from checkpoints.models import Checkpoint, PendingWrite, StoredValue
+from checkpoints.models.value import PACKED_FIELDS, parts_of
 from checkpoints.packing import digests, matches
 from checkpoints.services.checkpoints import checkpoint_verify
+from checkpoints.storage.stored_values import packed_writes
 
 BATCH = 500
 # Parts are up to 1 MB each: smaller batches keep the command's memory flat.
@@ -47,9 +50,15 @@ class Command(BaseCommand):
         altered_count = sum(len(found) for found in altered.values())
         if values_checked:
             self.stdout.write(f"checked {values_checked} stored values, {altered_count} mismatched")
+        writes = PendingWrite.objects.filter(packed_writes())
+        if workspace is not None:
+            writes = writes.filter(thread__workspace=workspace)
+        writes_checked, writes_mismatched = self._verify_writes(writes, altered)
+        if writes_checked:
+            self.stdout.write(f"checked {writes_checked} packed writes, {writes_mismatched} mismatched")
         checked, mismatched = self._verify_checkpoints(checkpoints, altered)
         self.stdout.write(f"checked {checked} checkpoints, {mismatched} mismatched")
-        if mismatched or altered_count:
+        if mismatched or altered_count or writes_mismatched:
             sys.exit(1)
 
     def _verify_values(self, values: QuerySet[StoredValue]) -> tuple[dict[int, set[bytes]], int]:
@@ -71,6 +80,47 @@ class Command(BaseCommand):
                     self.stdout.write(f"MISMATCH value workspace={slug} digest={bytes(digest).hex()}")
             last_pk = batch[-1][0]
         return altered, checked
+
+    def _verify_writes(
+        self, writes: QuerySet[PendingWrite], altered: dict[int, set[bytes]]
+    ) -> tuple[int, int]:
+        """Check that the parts every packed write names are stored and intact (one query per batch and
+        workspace); returns (checked, mismatched)."""
+        checked = mismatched = last_pk = 0
+        columns = ("thread__workspace_id", "thread__workspace__slug", "thread__thread_id", "namespace")
+        while batch := list(
+            writes.filter(pk__gt=last_pk)
+            .order_by("pk")
+            .values_list("pk", *columns, "checkpoint_id", "task_id", "idx", "value")[:BATCH]
+        ):
+            named = [digests([row[-1]]) for row in batch]
+            wanted: dict[int, set[bytes]] = defaultdict(set)
+            for row, parts in zip(batch, named, strict=True):
+                wanted[row[1]] |= parts
+            present = {
+                workspace_id: parts_of(workspace_id, parts).keys() for workspace_id, parts in wanted.items()
+            }
+            for (_, workspace_id, slug, thread_id, namespace, checkpoint_id, task_id, idx, _), parts in zip(
+                batch, named, strict=True
+            ):
+                checked += 1
+                problems = {
+                    "missing_parts": parts - present[workspace_id],
+                    "altered_parts": parts & altered[workspace_id],
+                }
+                listed = " ".join(
+                    f"{label}=" + ",".join(sorted(d.hex() for d in found))
+                    for label, found in problems.items()
+                    if found
+                )
+                if listed:
+                    mismatched += 1
+                    self.stdout.write(
+                        f"MISMATCH write workspace={slug} thread={thread_id} namespace={namespace!r} "
+                        f"checkpoint={checkpoint_id} task={task_id} idx={idx} {listed}"
+                    )
+            last_pk = batch[-1][0]
+        return checked, mismatched
 
     def _verify_checkpoints(
         self, checkpoints: QuerySet[Checkpoint], altered: dict[int, set[bytes]]
