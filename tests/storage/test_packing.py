@@ -10,7 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checkpoints.integrity import canonical_json
-from checkpoints.packing import MEMBER_MIN, PACK_MIN, assemble, digest_of, is_packed, pack, references
+from checkpoints.packing import (
+    MEMBER_MIN,
+    PACK_MIN,
+    VALUE_MIN,
+    assemble,
+    digest_of,
+    is_packed,
+    pack,
+    references,
+)
 
 pytestmark = pytest.mark.one_backend  # pure code: the same on either backend (tests/conftest.py)
 
@@ -84,6 +93,29 @@ def test_small_maps_beside_the_list_stay_in_the_skeleton() -> None:
     stored, parts = packed_text({**state, "notes": big})
     assert canonical_json(big) in parts.values()
     assert all(canonical_json(message(n)) in parts.values() for n in range(16, 20))
+
+
+def test_a_small_map_keeps_its_own_text_but_not_the_large_values_inside_it() -> None:
+    # LangGraph's input checkpoint: the human message sits in `channel_values.__start__`, a small map.
+    handed = {"messages": [message(99)]}
+    tags = {"tags": [f"tag-{n:03}" for n in range(20)]}  # a small list of 16 or more elements: no runs
+    state = {"channel_values": {"__start__": handed, "messages": [message(n) for n in range(20)]}, **tags}
+    assert VALUE_MIN <= len(canonical_json(handed)) < MEMBER_MIN
+    assert VALUE_MIN <= len(canonical_json(tags["tags"])) < MEMBER_MIN
+    stored, parts = packed_text(state)
+    assert canonical_json(message(99)) in parts.values()
+    assert '"__start__":{"messages":[]}' in stored.split("\n", 1)[1]
+    assert canonical_json(tags["tags"]) in stored
+    assert not any(body.startswith('"tag-000"') for body in parts.values())
+
+
+def test_a_pending_write_shares_its_message_with_the_list_that_later_holds_it() -> None:
+    written = [message(20)]
+    packed = pack(written, canonical_json(written), least=VALUE_MIN)
+    assert packed is not None and list(packed.parts.values()) == [canonical_json(message(20))]
+    _, parts = packed_text({"messages": [message(n) for n in range(21)]})
+    assert packed.parts.keys() <= parts.keys()
+    assert pack("x" * 500, canonical_json("x" * 500), least=VALUE_MIN) is None  # a scalar is stored whole
 
 
 def test_a_missing_part_is_reported_not_guessed() -> None:
