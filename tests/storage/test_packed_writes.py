@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.db import transaction
 from django.test import Client
 
@@ -193,3 +194,16 @@ def test_verify_integrity_names_the_writes_whose_parts_are_missing_or_altered(ap
     assert f"{line}altered idx=0 altered_parts={altered}" in lines
     assert f"{line}lost idx=0 missing_parts={lost.hex()}" in lines
     assert "checked 3 packed writes, 2 mismatched" in lines
+
+
+@pytest.mark.parametrize("filler", [200, 5000])
+def test_a_write_nested_as_deep_as_the_api_allows_is_stored_and_read_back_whole(
+    api: ApiClient, filler: int
+) -> None:
+    first = save(api, chat(3))["checkpoint_id"]
+    value: Any = {"text": "deep " * (filler // 5), "list": ["word " * 40] * 20}
+    for level in range(settings.CAIRN_MAX_JSON_DEPTH - 8):  # the body's own levels come on top
+        value = {"level": level, "inner": value, "pad": "x" * 130}
+    assert [w["value"] for w in write(api, first, value)] == [value]
+    assert is_packed(stored_write().value)
+    assert [w["value"] for w in api.get(WRITES.format(checkpoint_id=first)).json()["results"]] == [value]
