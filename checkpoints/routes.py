@@ -1,18 +1,14 @@
 """What the API's and the dashboard's URL confs share: the `cid` path converter for client-chosen ids, the
-URL of one checkpoint (its id is unique within a thread and namespace, so the namespace is in the query), and
-a route's own pattern and view, for the hot path (checkpoints.api.hot_path), which matches a few routes
-without resolving every one.
+URL of one checkpoint (its id is unique within a thread and namespace, so the namespace is in the query).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import cache
 from urllib.parse import urlencode
 
-from django.http import HttpResponseBase
-from django.urls import get_script_prefix, register_converter, resolve, reverse
+from django.urls import get_script_prefix, register_converter, reverse
 
 from checkpoints.models import Checkpoint, Workspace
 from checkpoints.models.thread import CLIENT_ID_PATTERN
@@ -66,25 +62,6 @@ def _route(view: str, names: tuple[str, ...], _script_prefix: str) -> str:
     return path
 
 
-@cache
-def route_pattern(view: str, names: tuple[str, ...]) -> re.Pattern[str]:
-    """The view's path as Django's resolver matches it (`request.path_info`, without the script prefix), each
-    of `names` a group of the `cid` converter's pattern: for finding a route without resolving every one."""
-    pattern = re.escape(_path_info(view, {name: _placeholder(name) for name in names}))
-    for name in names:
-        pattern = pattern.replace(re.escape(_placeholder(name)), f"(?P<{name}>{CLIENT_ID_PATTERN})")
-    return re.compile(f"{pattern}\\Z")
-
-
-def route_view(view: str, names: tuple[str, ...]) -> Callable[..., HttpResponseBase]:
-    """The view function Django resolves the route to."""
-    return resolve(_path_info(view, {name: _placeholder(name) for name in names})).func
-
-
 def _placeholder(name: str) -> str:
     """A value the `cid` converter accepts, found again in the reversed path (no route holds it)."""
     return f"slot-{name}-slot"
-
-
-def _path_info(view: str, kwargs: dict[str, str]) -> str:
-    return "/" + reverse(view, kwargs=kwargs)[len(get_script_prefix()) :]

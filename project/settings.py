@@ -70,9 +70,6 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "checkpoints.dashboard.middleware.DashboardContentSecurityPolicyMiddleware",
-    # Innermost: the requests agents make on every step, answered without the URL resolver and DRF's
-    # dispatch; every other request, and every refusal, passes through (docs/architecture.md).
-    "checkpoints.api.hot_path.HotPathMiddleware",
 ]
 
 ROOT_URLCONF = "project.urls"

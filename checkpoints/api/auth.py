@@ -38,25 +38,6 @@ def authorization_header(request: Request | HttpRequest) -> bytes:
 
 
 KEYWORD = "Bearer"
-# Where a request keeps its authentication once made: the hot path (checkpoints.api.hot_path) and DRF ask
-# the same question of one request, and the key's rate window counts the request once. It is kept in the
-# request's environ (META), which Django's request and DRF's share: an extension key, named as PEP 3333 asks.
-_OUTCOME = "cairn.api_key_authentication"
-
-
-def request_authentication(request: Request | HttpRequest) -> tuple[ApiKeyPrincipal, ApiKey] | None:
-    """The request's key (None: no `Authorization` header), made once per request; AuthenticationFailed
-    (401) for any other header that names no usable key."""
-    outcome = request.META.get(_OUTCOME)
-    if outcome is None:
-        try:
-            outcome = _authenticate(request)
-        except AuthenticationFailed as failure:
-            outcome = failure
-        request.META[_OUTCOME] = outcome
-    if isinstance(outcome, AuthenticationFailed):
-        raise outcome
-    return outcome or None
 
 
 def _presented_key(request: Request | HttpRequest) -> bytes | None:
@@ -75,10 +56,12 @@ def _presented_key(request: Request | HttpRequest) -> bytes | None:
     return raw.strip()
 
 
-def _authenticate(request: Request | HttpRequest) -> tuple[ApiKeyPrincipal, ApiKey] | tuple[()]:
+def request_authentication(request: Request | HttpRequest) -> tuple[ApiKeyPrincipal, ApiKey] | None:
+    """The request's key (None: no key presented); AuthenticationFailed (401) for a header that names no
+    usable key."""
     presented = _presented_key(request)
     if presented is None:
-        return ()
+        return None
     try:
         raw = presented.decode("ascii")
     except UnicodeDecodeError as exc:
@@ -94,7 +77,7 @@ class ApiKeyAuthentication(BaseAuthentication):
     keyword = KEYWORD
 
     def authenticate(self, request: Request) -> tuple[ApiKeyPrincipal, ApiKey] | None:
-        return request_authentication(request)
+        return request_authentication(request)  # DRF's request keeps the outcome
 
     def authenticate_header(self, request: Request) -> str:
         # Makes DRF answer 401 (not 403) when credentials are missing or wrong.

@@ -72,7 +72,7 @@ class ApiKeyRateThrottle(BaseThrottle):
             except (CacheUnavailable, ValueError):
                 # ValueError: the counter vanished between add and incr (eviction); count this one as free.
                 return True
-            # The request's own copy of the key: asked again (the hot path, then DRF), it counts once.
+            # The request's own copy of the key: asked again, it counts once.
             key.window_hits = (cache_key, count)
         if count > limit:
             self._wait = (window + 1) * period - now
