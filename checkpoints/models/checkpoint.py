@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -13,7 +14,7 @@ from django.utils import timezone
 from checkpoints.integrity import PAYLOAD_FIELDS
 from checkpoints.models.readable import READABLE
 from checkpoints.models.thread import Thread
-from checkpoints.models.value import UnpackingIterable
+from checkpoints.models.value import unpack_loaded, unpacked_in_batches
 from checkpoints.models.workspace import Workspace
 
 # The model attribute behind an API field name where the two differ (everywhere else they are the same).
@@ -26,10 +27,27 @@ def model_attribute(field: str) -> str:
 
 
 class CheckpointQuerySet(models.QuerySet["Checkpoint"]):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        # Packed documents come back whole (docs/storage.md); values() and values_list() do not.
-        self._iterable_class = UnpackingIterable
+    """Packed documents come back whole (docs/storage.md) from every public way of reading checkpoints —
+    iteration (`list()`, `for`, `first()`, a slice), an index, `get()`, `iterator()` — one query for the parts
+    of a batch; `values()` and `values_list()` give them as stored."""
+
+    def __iter__(self) -> Iterator[Any]:
+        rows = list(super().__iter__())
+        unpack_loaded(rows)
+        return iter(rows)
+
+    def __getitem__(self, k: Any) -> Any:
+        got = super().__getitem__(k)
+        unpack_loaded(got if isinstance(got, list) else [got])
+        return got
+
+    def get(self, *args: Any, **kwargs: Any) -> Any:
+        found = super().get(*args, **kwargs)
+        unpack_loaded([found])
+        return found
+
+    def iterator(self, chunk_size: int | None = None) -> Iterator[Any]:
+        return unpacked_in_batches(super().iterator(chunk_size))
 
     def for_workspace(self, workspace: Workspace) -> CheckpointQuerySet:
         return self.filter(workspace=workspace)

@@ -6,10 +6,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from django.db import models
-from django.db.models.query import ModelIterable
 from django.utils import timezone
 
 from checkpoints.models.workspace import Workspace
@@ -86,7 +85,8 @@ def put_parts_back(checkpoint: Checkpoint, parts: Mapping[bytes, str]) -> None:
         try:
             setattr(checkpoint, field, assemble(stored, parts))
         except MissingPart as missing:
-            checkpoint.missing_parts = (*checkpoint.missing_parts, missing.args[0])
+            if missing.args[0] not in checkpoint.missing_parts:  # read again: listed once
+                checkpoint.missing_parts = (*checkpoint.missing_parts, missing.args[0])
 
 
 def whole_texts(
@@ -116,16 +116,19 @@ def unpack_writes(
         write.value = value  # type: ignore[assignment]  # a write's value is never None
 
 
-class UnpackingIterable(ModelIterable):
-    """Model instances with packed documents whole again, filled in batches of 100 (one query each)."""
+def unpack_loaded(rows: Iterable[Any]) -> None:
+    """`unpack` the checkpoints among rows a queryset gave (`values()` rows are left as they are)."""
+    unpack(cast("Iterable[Checkpoint]", [row for row in rows if isinstance(row, models.Model)]))
 
-    def __iter__(self) -> Iterator[Any]:
-        batch: list[Any] = []
-        for checkpoint in super().__iter__():
-            batch.append(checkpoint)
-            if len(batch) == 100:
-                unpack(batch)
-                yield from batch
-                batch = []
-        unpack(batch)
-        yield from batch
+
+def unpacked_in_batches(rows: Iterator[Any], size: int = 100) -> Iterator[Any]:
+    """Rows streamed from a queryset, their packed documents whole, unpacked `size` at a time."""
+    batch: list[Any] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) == size:
+            unpack_loaded(batch)
+            yield from batch
+            batch = []
+    unpack_loaded(batch)
+    yield from batch

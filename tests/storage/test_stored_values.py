@@ -232,3 +232,25 @@ def test_rows_that_name_parts_by_the_whole_hash_still_restore_verify_and_keep_th
     call_command("verify_integrity")  # raises on any mismatch
     assert collect_after_grace(workspace) == {"values": 0, "bytes": 0}
     assert restore(api, created).json()["state"] == chat(40)
+
+
+def test_every_way_of_reading_checkpoints_gives_packed_documents_whole(
+    api: ApiClient, django_assert_max_num_queries: Any
+) -> None:
+    """Iteration, an index, a stepped slice, get(), first(), iterator() and in_bulk() each give the state
+    whole, with one query for the parts of all the rows read together; values() gives it as stored."""
+    ids = [save(api, chat(40 + n))["checkpoint_id"] for n in range(3)]
+    rows = Checkpoint.objects.filter(checkpoint_id__in=ids).order_by("id")
+    expected = [canonical_json(chat(40 + n)) for n in range(3)]
+    with django_assert_max_num_queries(2):  # the rows, then every part they name
+        assert [c.state for c in rows.all()] == expected
+    assert rows.all()[1].state == expected[1]
+    assert [c.state for c in rows.all()[::2]] == [expected[0], expected[2]]
+    assert rows.get(checkpoint_id=ids[2]).state == expected[2]
+    first = rows.first()
+    assert first is not None and first.state == expected[0]
+    assert [c.state for c in rows.iterator(chunk_size=2)] == expected
+    assert sorted(c.state for c in rows.in_bulk().values()) == sorted(expected)
+    assert all(is_packed(text) for text in rows.values_list("state", flat=True))
+    evaluated = rows.all()
+    assert len(evaluated) == 3 and evaluated[0].state == expected[0]  # an index into a result already fetched
