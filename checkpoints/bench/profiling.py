@@ -57,6 +57,7 @@ CATEGORIES: dict[str, tuple[str, ...]] = {
         "rest_framework.serializers:BaseSerializer.is_valid",
         "rest_framework.serializers:Serializer.run_validation",
         "checkpoints/api/fields.py",
+        "checkpoints/api/compiled_validation.py",
     ),
     "SQL": (
         "django.db.backends.utils:CursorWrapper.execute",

@@ -71,7 +71,7 @@ def test_hot_requests_and_their_errors_leave_no_cycles(api: ApiClient, collector
         ("GET", "/api/v1/threads/t1/checkpoints/missing/", None, "404 Not Found"),
         ("GET", checkpoint, {"unknown": "parameter"}, "400 Bad Request"),
     ]
-    for _ in range(2):  # the first pass also fills this process's caches (bound serializer fields, the key)
+    for _ in range(2):  # the first pass also fills this process's caches (compiled checks, the key)
         cyclic_garbage()
         for method, path, body, expected in requests:
             query = "unknown=parameter" if body == {"unknown": "parameter"} else ""

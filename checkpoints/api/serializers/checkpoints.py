@@ -67,6 +67,7 @@ class CheckpointStateSerializer(StrictSerializer):
     """Body of `PUT threads/{id}/state/`: a checkpoint whose parent is the current head."""
 
     read_only_names = CHECKPOINT_FIELDS
+    compiled_validation = True  # a hot body (checkpoints.api.compiled_validation)
 
     checkpoint_id = ClientIdField(required=False)
     namespace = StrictCharField(required=False, allow_blank=True, max_length=255)
@@ -135,6 +136,7 @@ class PendingWriteItemSerializer(StrictSerializer):
 
 class PendingWritesCreateSerializer(StrictSerializer):
     read_only_names = frozenset({"thread_id", "namespace", "checkpoint_id", "created_at"})
+    compiled_validation = True  # a hot body (checkpoints.api.compiled_validation)
 
     task_id = StrictCharField(min_length=1, max_length=255)
     task_path = StrictCharField(required=False, allow_blank=True, max_length=1024)

@@ -59,6 +59,8 @@ class LangGraphWritesSerializer(StrictSerializer):
     """The pending writes of several tasks of one thread, stored in order, each as the writes endpoint
     stores it."""
 
+    compiled_validation = True  # a hot body (checkpoints.api.compiled_validation)
+
     tasks = TaskWritesSerializer(many=True, allow_empty=False, max_length=MAX_WRITE_TASKS)  # type: ignore[call-arg]
 
 
