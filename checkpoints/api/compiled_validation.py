@@ -4,11 +4,11 @@ DRF validates a body field by field through its generic machinery (empty values,
 its validators, the serializer's error collection); served, that cost 0.2 ms of a 2 KB save (8.5%, measured
 in turns: docs/architecture.md, "The rent of each part"). `compiled(SerializerClass)` reads the serializer's
 fields once and builds a plain function with the same checks for the field classes Cairn's write
-serializers use. It answers only for bodies DRF
-accepts, with exactly DRF's validated data; for anything else it answers None and the caller runs the
-serializer, so every error (and its envelope) is still DRF's own. The serializer stays the one definition:
-a field class, validator or hook the compiler does not know makes the whole serializer uncompiled (always
-DRF). `tests/api/test_compiled_validation.py` checks the two agree on generated bodies.
+serializers use. It answers only for bodies DRF accepts, with exactly DRF's validated data; for anything
+else it answers None and the caller runs the serializer, so every error (and its envelope) is still DRF's
+own. The serializer stays the one definition: a field class, validator or hook the compiler does not know
+makes the whole serializer uncompiled (always DRF). `tests/api/test_compiled_validation.py` checks the two
+agree on generated bodies.
 """
 
 from __future__ import annotations
