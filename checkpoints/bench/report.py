@@ -342,6 +342,11 @@ def render(results: dict[str, Any]) -> str:
             f"{results['machine']['postgres']}, gunicorn {results['config']['workers']} worker processes",
             f"command: {results['command']}",
             *(
+                ["packages: " + ", ".join(f"{n} {v}" for n, v in results["machine"]["packages"].items())]
+                if "packages" in results["machine"]
+                else []
+            ),
+            *(
                 f"{name}: {results['servers'][name]}"
                 for name in ("cairn", "floor")
                 if name in results.get("servers", {})

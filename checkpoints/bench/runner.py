@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import os
 import platform
 import shlex
@@ -19,6 +20,17 @@ from checkpoints.bench import ab, graphs, layers, profiling, saves, scale, serve
 from checkpoints.bench.loader import workspace_pk
 from checkpoints.bench.saves import ApiClients, SaveCase
 
+# The packages a run's speed depends on: recorded with each run, so runs of different days compare.
+MEASURED_PACKAGES = (
+    "Django",
+    "djangorestframework",
+    "gunicorn",
+    "psycopg",
+    "redis",
+    "aiohttp",
+    "langgraph",
+    "langgraph-checkpoint-postgres",
+)
 SECTIONS = ("storage", "langgraph", "saves", "layers", "profile", "scale", "sweep")
 FLOOR_APP = "checkpoints.bench.floor"
 KB, MB = 1024, 1024 * 1024
@@ -93,6 +105,17 @@ def _postgres_version(url: str) -> str:
         return str(row[0]).split()[0] if row else "?"
 
 
+def package_versions() -> dict[str, str]:
+    """The installed version of each of MEASURED_PACKAGES ("not installed" for one that is missing)."""
+    versions = {}
+    for name in MEASURED_PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
 def run(
     config: BenchConfig,
     *,
@@ -111,6 +134,7 @@ def run(
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
             "postgres": _postgres_version(server_url),
+            "packages": package_versions(),
         },
         "config": {**asdict(config), "save_cases": [asdict(case) for case in config.save_cases]},
     }

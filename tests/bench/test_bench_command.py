@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import django
 import psycopg
 import pytest
 from django.core.management import CommandError, call_command
@@ -125,6 +126,9 @@ def test_it_measures_every_section_in_a_quick_run(tmp_path: Path) -> None:
         assert title in stdout, stdout
     results = json.loads((tmp_path / "latest.json").read_text())
     assert results["command"].startswith("manage.py bench --quick")
+    packages = results["machine"]["packages"]
+    assert packages["Django"] == django.get_version() and packages["psycopg"] == psycopg.__version__
+    assert f"packages: Django {django.get_version()}, " in stdout
 
     saves = results["saves"]
     assert {(row["size"], row["clients"], row["op"]) for row in saves} == {
