@@ -7,13 +7,22 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 DOCS_PORT ?= 8001
 
-.PHONY: run test lint format bench security docs docs-build clean
+.PHONY: run test lint format bench security docs docs-build clean lock
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Cairn needs Python 3.11+")'
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[server,dev]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[server,dev]'
+	touch $(STAMP)
+
+# The newest releases pyproject.toml's ranges admit, installed into .venv and written to constraints.txt.
+lock:
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet --upgrade --upgrade-strategy eager -e '.[server,dev]'
+	{ sed -n '/^#/p' constraints.txt; $(BIN)/python -m pip freeze --exclude-editable; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
 	touch $(STAMP)
 
 .env:
