@@ -48,8 +48,8 @@ def test_the_sdk_depends_on_its_two_http_clients_and_tenacity_only_and_the_serve
     # The dev tools bring the server, the LangGraph saver and the documentation site's tools.
     assert "cairn[server,langgraph,docs]" in extras["dev"]
     assert {requirement.split(">")[0] for requirement in extras["docs"]} >= {"mkdocs", "mkdocs-material"}
-    # `make run` / `make test` install the server with the dev tools.
-    assert "pip install --quiet -e '.[server,dev]'" in (REPO / "Makefile").read_text()
+    # `make run` / `make test` install the server with the dev tools, at the versions constraints.txt pins.
+    assert "pip install --quiet -c constraints.txt -e '.[server,dev]'" in (REPO / "Makefile").read_text()
 
 
 def copy_source(target: Path) -> Path:
