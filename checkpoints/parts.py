@@ -16,6 +16,7 @@ PARTS = {
     "sent_parts": "a save sends every part of its documents (no memory of parts sent lately)",
     "prepared_statements": "the static statements on Django's own cursor (bound client-side, never prepared)",
     "quiet_health_check": "Django's own health check: SELECT 1 before each request's first query",
+    "compiled_validation": "the hot write bodies validated by their serializers alone (no compiled check)",
 }
 
 

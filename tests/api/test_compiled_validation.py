@@ -19,6 +19,7 @@ from checkpoints.api.serializers.checkpoints import (
     PendingWritesCreateSerializer,
 )
 from checkpoints.api.serializers.langgraph import LangGraphCheckpointSaveSerializer
+from tests.conftest import ApiClient
 
 CHECKSUM = "ab" * 32
 SAVE = {
@@ -161,3 +162,32 @@ def test_the_writes_list_limits_are_drfs() -> None:
     for body in (empty, too_many):
         assert compiled(PendingWritesCreateSerializer)(body) is None
         assert _drf(PendingWritesCreateSerializer, body) is None
+
+
+PART = "compiled_validation"  # checkpoints.parts: the API test below runs with it on and off
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("part_on_and_off")
+def test_a_save_answers_the_same_with_the_compiled_check_on_and_off(api: ApiClient) -> None:
+    body = {key: value for key, value in SAVE.items() if key not in ("checksum", "created_at")}
+    saved = api.post("/api/v1/threads/t-compiled/checkpoints/", body)
+    assert saved.status_code == 201, saved.content
+    answer = saved.json()
+    shown = ("checkpoint_id", "framework", "step_index", "step_name", "pinned")
+    assert {key: answer[key] for key in shown} == {
+        "checkpoint_id": "c-1",
+        "framework": "langgraph",
+        "step_index": 3,
+        "step_name": "plan",
+        "pinned": False,
+    }
+    assert answer["state"] == SAVE["state"] and answer["metadata"] == SAVE["metadata"]
+    refused = api.post(
+        "/api/v1/threads/t-compiled/checkpoints/", {"agent_id": " a", "state": {}, "pinned": 1}
+    )
+    assert refused.status_code == 400
+    assert refused.json()["error"]["details"]["fields"] == {
+        "agent_id": ["Leading or trailing whitespace is not allowed."],
+        "pinned": ["Must be a valid boolean."],
+    }

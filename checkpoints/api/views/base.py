@@ -18,6 +18,7 @@ from checkpoints.api.query_params import refuse_unknown_query_parameters
 from checkpoints.api.schema import FilteredAutoSchema
 from checkpoints.exceptions import ValidationFailed
 from checkpoints.models import ApiKey, Workspace
+from checkpoints.parts import enabled
 from checkpoints.services.audit import Actor
 
 USER_PARAM = OpenApiParameter(
@@ -107,7 +108,7 @@ class WorkspaceAPIView(APIView):
         """The body's validated data: from the check compiled from the serializer where it accepts the body
         (exactly what the serializer gives), else from the serializer, which words every error."""
         data = self.request.data if data is None else data
-        fast = compiled(serializer_class)(data)
+        fast = compiled(serializer_class)(data) if enabled("compiled_validation") else None
         if fast is not None:
             return fast
         serializer = serializer_class(data=data)
