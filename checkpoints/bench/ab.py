@@ -77,6 +77,10 @@ def _metric(row: dict[str, Any]) -> tuple[str, bool]:
     return ("ops_per_s", True) if row["clients"] > 1 else ("p50_ms", False)
 
 
+def _median(values: list[float]) -> float:
+    return round(statistics.median(values), 3)  # the mean of two rounds would print float noise
+
+
 def _summary(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per measured row: the figure in every round with the part on and off, their medians, % saved."""
     by_variant = {v: [t for t in turns if t["variant"] == v] for v in VARIANTS}
@@ -84,7 +88,7 @@ def _summary(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for index, first in enumerate(by_variant["on"][0]["rows"]):
         metric, higher = _metric(first)
         values = {v: [t["rows"][index]["api"][metric] for t in by_variant[v]] for v in VARIANTS}
-        on, off = statistics.median(values["on"]), statistics.median(values["off"])
+        on, off = _median(values["on"]), _median(values["off"])
         lines.append(
             {
                 "size": first["size"],
@@ -103,7 +107,7 @@ def _summary(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
             }
         )
     steps = {v: [t["langgraph_per_step_ms"] for t in by_variant[v]] for v in VARIANTS}
-    on, off = statistics.median(steps["on"]), statistics.median(steps["off"])
+    on, off = _median(steps["on"]), _median(steps["off"])
     lines.append(
         {
             "size": "-",
